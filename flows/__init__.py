@@ -1,0 +1,1 @@
+"""Prefect flows and the kbflow command line (they import ingest/, never the reverse)."""

@@ -1,0 +1,32 @@
+"""Keep CLI output to what the user asked for.
+
+Prefect's temporary local API logs its own start, stop and telemetry attempts, and under load
+"database is locked" retries and teardown tracebacks; the in-process Milvus Lite server logs a
+traceback for a gRPC method pymilvus probes but it does not implement; transformers draws a
+weight-loading bar. None of it is about the user's documents. Settings already present in the
+environment win, so `PREFECT_LOGGING_LEVEL=INFO kbflow ingest …` shows Prefect's task logs again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+QUIET_ENVIRONMENT = {
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_LOGGING_LOG_PRINTS": "false",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+NOISY_LOGGERS = ("grpc._server", "uvicorn.error", "uvicorn", "aiosqlite", "sqlalchemy")
+
+
+def quiet() -> None:
+    """Call before Prefect, transformers or pymilvus are imported."""
+    for name, value in QUIET_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)

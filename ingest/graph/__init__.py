@@ -1,0 +1,91 @@
+"""Graph extraction stage: triples from chunk text, each tied to the chunk it came from.
+
+The rule-based extractor finds three things policies state in fixed phrasing: references to
+other documents (《…》), references to clauses (第X条, 本规范3.2), and who approves what
+(部门负责人审批, or an approver column in a table row).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ingest.models import Chunk, ChunkKind, Triple
+from ingest.text import ARTICLE, CN_NUM
+
+EXTRACTOR = "rules@0.1"
+
+_DOC_REF = re.compile(r"《([^《》]{2,40})》")
+_CLAUSE_REF = re.compile(
+    rf"(?:本办法|本制度|本规范|本规定|本细则)?(第{CN_NUM}条|(?<=本规范)\d+(?:\.\d+)+)"
+)
+_ROLES = (
+    "部门负责人|部门主管|分管副总经理|分管副总|副总经理|总经理|财务总监|财务负责人|董事长|董事会"
+    "|采购委员会|信息安全管理委员会|人力资源部|财务部|直属上级|直接上级|总裁"
+)
+_ROLE = re.compile(rf"({_ROLES})")
+_APPROVAL = re.compile(r"审批|批准|审核|审议|签批|核准")
+_CLAUSE_BREAK = re.compile(r"[。；;，,：:]")
+
+
+def extract_triples(chunks: Iterable[Chunk], title: str) -> list[Triple]:
+    """Triples from one document's indexed chunks (parents repeat their children's text)."""
+    triples: dict[tuple[str, str, str, str], Triple] = {}
+    for chunk in chunks:
+        if chunk.kind == ChunkKind.PARENT:
+            continue
+        for t in _from_chunk(chunk, title):
+            triples.setdefault((t.subject, t.predicate, t.object, t.source_chunk_id), t)
+    return list(triples.values())
+
+
+def _from_chunk(chunk: Chunk, title: str) -> Iterable[Triple]:
+    def triple(s: str, st: str, p: str, o: str, ot: str, confidence: float) -> Triple:
+        return Triple(
+            subject=s, subject_type=st, predicate=p, object=o, object_type=ot,
+            source_chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,
+            extractor=EXTRACTOR, confidence=confidence,
+        )
+
+    text = chunk.text
+    for ref in _DOC_REF.findall(text):
+        if ref != title:
+            yield triple(title, "Document", "引用", ref, "Document", 0.9)
+    here = f"《{title}》{chunk.clause_no}" if chunk.clause_no else f"《{title}》"
+    for ref in _CLAUSE_REF.findall(text):
+        if ref != chunk.clause_no:
+            yield triple(here, "Clause" if chunk.clause_no else "Document", "引用条款",
+                         f"《{title}》{ref}", "Clause", 0.8)
+    topic = _topic(chunk, title)
+    if chunk.kind == ChunkKind.TABLE_ROW:
+        for role in _table_approvers(text):
+            yield triple(role, "Role", "审批", topic, "Matter", 0.8)
+        return
+    for verb in _APPROVAL.finditer(text):
+        window = _CLAUSE_BREAK.split(text[max(0, verb.start() - 24) : verb.start()])[-1]
+        for role in dict.fromkeys(_ROLE.findall(window)):
+            yield triple(role, "Role", "审批", topic, "Matter", 0.7)
+
+
+def _topic(chunk: Chunk, title: str) -> str:
+    """What a clause is about: its caption (第十条 市内交通费 …), a table row's first value,
+    or its innermost heading; the document title as a last resort."""
+    if chunk.kind == ChunkKind.TABLE_ROW:
+        first = chunk.text.split(";")[0]
+        return first.split(": ", 1)[-1].strip()
+    match = ARTICLE.match(chunk.text)
+    if match:
+        caption = chunk.text[match.end():].strip().split(" ", 1)
+        if len(caption) == 2 and 1 < len(caption[0]) <= 12:
+            return caption[0]
+    if chunk.title_path:
+        return re.sub(r"^\S*\d\S*\s+|^第\S+[章节编]\s*", "", chunk.title_path[-1]) or title
+    return title
+
+
+def _table_approvers(row: str) -> list[str]:
+    for pair in row.split("; "):
+        header, _, value = pair.partition(": ")
+        if _APPROVAL.search(header) or "审批人" in header:
+            return list(dict.fromkeys(_ROLE.findall(value)))
+    return []

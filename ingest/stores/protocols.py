@@ -1,0 +1,63 @@
+"""The three store roles. Each has an embedded default and a production engine.
+
+Query contract (every implementation, and any consumer reading the stores directly): filter by
+`version_key IN <published keys from the manifest>`, tenant, ACL groups and effective dates
+inside the store's own query. The published keys are the READY, non-tombstoned versions, so a
+half-written or deleted version is never visible, whatever its rows in a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from ingest.embed import Embedding
+from ingest.models import Chunk, Hit, SearchFilter, Triple
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    def upsert(self, chunks: Sequence[Chunk], vectors: Mapping[str, Embedding]) -> None: ...
+
+    def delete(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: Sequence[float], flt: SearchFilter, k: int,
+               min_coverage: float) -> list[Hit]: ...
+
+    def chunk_ids(self, version_key: str) -> set[str]: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LexicalStore(Protocol):
+    def upsert(self, chunks: Sequence[Chunk]) -> None: ...
+
+    def delete(self, chunk_ids: Sequence[str]) -> None: ...
+
+    def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]: ...
+
+    def chunk_ids(self, version_key: str) -> set[str]: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+        """Document and chunk nodes for `chunks`, and the triples they are the source of."""
+        ...
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Chunk nodes and every triple whose source is one of them."""
+        ...
+
+    def triples(self, version_key: str) -> list[Triple]: ...
+
+    def count(self) -> int: ...
+
+    def close(self) -> None: ...

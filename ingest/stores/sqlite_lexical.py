@@ -1,0 +1,101 @@
+"""Embedded BM25: SQLite FTS5 over jieba tokens.
+
+Why SQLite FTS5 rather than tantivy: writes are ACID transactions (an upsert or a delete of a
+document's chunks is all-or-nothing, which the resumable state machine relies on), filters on
+tenant, ACL, effective dates and published versions are plain SQL in the same query as the BM25
+match, and it needs no extra dependency. Neither engine segments Chinese, so both would index
+jieba tokens joined by spaces.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
+from ingest.stores.tokens import query_tokens, tokens
+
+
+class SqliteLexicalStore:
+    def __init__(self, path: Path, table: str = "kbflow_chunks") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._t = table
+        self._db.executescript(
+            f"""CREATE TABLE IF NOT EXISTS {table} (
+                    rowid INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
+                    version_key TEXT NOT NULL, doc_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
+                    acl TEXT NOT NULL, eff_from INTEGER NOT NULL, eff_to INTEGER NOT NULL,
+                    kind TEXT NOT NULL, prefix TEXT NOT NULL, text TEXT NOT NULL);
+                CREATE INDEX IF NOT EXISTS {table}_version ON {table} (version_key);
+                CREATE VIRTUAL TABLE IF NOT EXISTS {table}_fts USING fts5(tokens);"""
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def upsert(self, chunks: Sequence[Chunk]) -> None:
+        """Replace rows by chunk_id in one transaction (parents too: they widen a hit)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._delete(c.chunk_id for c in chunks)
+            for c in chunks:
+                cur = self._db.execute(
+                    f"""INSERT INTO {self._t} (chunk_id, version_key, doc_id, tenant_id, acl,
+                        eff_from, eff_to, kind, prefix, text) VALUES (?,?,?,?,?,?,?,?,?,?)""",
+                    (c.chunk_id, c.version_key, c.doc_id, c.tenant_id, json.dumps(c.acl),
+                     day_number(c.effective_from, OPEN_START),
+                     day_number(c.effective_to, OPEN_END), c.kind, c.prefix, c.text),
+                )
+                self._db.execute(
+                    f"INSERT INTO {self._t}_fts (rowid, tokens) VALUES (?, ?)",
+                    (cur.lastrowid, " ".join(tokens(c.embed_text))),
+                )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def delete(self, chunk_ids: Sequence[str]) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        self._delete(chunk_ids)
+        self._db.execute("COMMIT")
+
+    def _delete(self, chunk_ids) -> None:
+        for chunk_id in chunk_ids:
+            row = self._db.execute(
+                f"DELETE FROM {self._t} WHERE chunk_id=? RETURNING rowid", (chunk_id,)
+            ).fetchone()
+            if row:
+                self._db.execute(f"DELETE FROM {self._t}_fts WHERE rowid=?", (row[0],))
+
+    def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
+        terms = query_tokens(query)
+        if not terms or not flt.version_keys or not flt.groups:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        day = day_number(flt.as_of, OPEN_END)
+        keys = ",".join("?" * len(flt.version_keys))
+        groups = ",".join("?" * len(flt.groups))
+        rows = self._db.execute(
+            f"""SELECT c.chunk_id, -bm25({self._t}_fts) AS score
+                FROM {self._t}_fts JOIN {self._t} c ON c.rowid = {self._t}_fts.rowid
+                WHERE {self._t}_fts MATCH ? AND c.kind != 'parent' AND c.tenant_id = ?
+                  AND c.eff_from <= ? AND c.eff_to >= ? AND c.version_key IN ({keys})
+                  AND EXISTS (SELECT 1 FROM json_each(c.acl) WHERE value IN ({groups}))
+                ORDER BY score DESC, c.chunk_id LIMIT ?""",
+            [match, flt.tenant_id, day, day, *flt.version_keys, *flt.groups, k],
+        )
+        return [Hit(chunk_id=r[0], score=r[1]) for r in rows]
+
+    def chunk_ids(self, version_key: str) -> set[str]:
+        rows = self._db.execute(
+            f"SELECT chunk_id FROM {self._t} WHERE version_key=?", (version_key,)
+        )
+        return {r[0] for r in rows}
+
+    def count(self) -> int:
+        return self._db.execute(f"SELECT count(*) FROM {self._t}").fetchone()[0]

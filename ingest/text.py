@@ -1,0 +1,52 @@
+"""Text helpers shared by stages: normalization, structure markers, hashing, token estimates."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import xxhash
+
+CN_NUM = r"[一二三四五六七八九十百千零〇两\d]+"
+
+# Markers that open a structural unit. Order matters: the first match wins.
+PART = re.compile(rf"^第{CN_NUM}编")
+CHAPTER = re.compile(rf"^第{CN_NUM}章")
+SECTION = re.compile(rf"^第{CN_NUM}节")
+ARTICLE = re.compile(rf"^(第{CN_NUM}条)")
+DECIMAL = re.compile(r"^(\d{1,2}(?:\.\d{1,3})+)\.?(?=\s|[^\d.\s])")
+TOP_NUMBER = re.compile(r"^(\d{1,2})\.?\s+(?=[A-Za-z\u4e00-\u9fff])")
+SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+")
+_TOKEN = re.compile(r"[\u3400-\u9fff]|[A-Za-z]+|\d+|[^\sA-Za-z\d\u3400-\u9fff]")
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width digits and punctuation become ASCII) and collapsed whitespace per line."""
+    text = unicodedata.normalize("NFKC", text).replace("\u3000", " ")
+    lines = (re.sub(r"[ \t\r\f\v]+", " ", line).strip() for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def is_structure_start(line: str) -> bool:
+    """Whether a line opens a chapter, section, clause or numbered item (a paragraph break)."""
+    return any(p.match(line) for p in (PART, CHAPTER, SECTION, ARTICLE, DECIMAL, TOP_NUMBER))
+
+
+def join_lines(left: str, right: str) -> str:
+    """Join a wrapped line: no space between CJK characters, one space between Latin words."""
+    if left and right and left[-1].isascii() and right[0].isascii():
+        return f"{left} {right}"
+    return left + right
+
+
+def content_hash(text: str) -> str:
+    return xxhash.xxh64_hexdigest(normalize(text).encode("utf-8"))
+
+
+def estimate_tokens(text: str) -> int:
+    """Wordpiece-like count: one per CJK character, Latin word, number or punctuation mark."""
+    return len(_TOKEN.findall(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in (part.strip() for part in SENTENCE_END.split(text)) if s]
