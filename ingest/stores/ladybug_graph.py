@@ -29,11 +29,20 @@ _SCHEMA = [
     "version_id STRING, version_key STRING, extractor STRING, confidence DOUBLE)",
 ]
 
-_MERGE_CHUNKS = """
+# Nodes first, relations in later statements: within one UNWIND, LadybugDB does not see nodes
+# that an earlier row MERGEd, so a combined statement silently drops relations.
+_MERGE_DOCUMENTS = """
 UNWIND $rows AS r
 MERGE (d:Document {version_key: r.version_key}) SET d.doc_id = r.doc_id, d.version_id = r.version_id
+"""
+_MERGE_CHUNKS = """
+UNWIND $rows AS r
 MERGE (c:Chunk {chunk_id: r.chunk_id}) SET c.version_key = r.version_key, c.kind = r.kind,
       c.clause_no = r.clause_no
+"""
+_LINK_CHUNKS = """
+UNWIND $rows AS r
+MATCH (d:Document {version_key: r.version_key}), (c:Chunk {chunk_id: r.chunk_id})
 MERGE (d)-[:HAS_CHUNK]->(c)
 """
 _MERGE_NEXT = """
@@ -41,10 +50,13 @@ UNWIND $rows AS r
 MATCH (a:Chunk {chunk_id: r.a}), (b:Chunk {chunk_id: r.b})
 MERGE (a)-[:NEXT]->(b)
 """
+_MERGE_ENTITIES = """
+UNWIND $rows AS r
+MERGE (n:Entity {key: r.key}) SET n.name = r.name, n.type = r.type
+"""
 _MERGE_TRIPLES = """
 UNWIND $rows AS r
-MERGE (s:Entity {key: r.skey}) SET s.name = r.subject, s.type = r.subject_type
-MERGE (o:Entity {key: r.okey}) SET o.name = r.object, o.type = r.object_type
+MATCH (s:Entity {key: r.skey}), (o:Entity {key: r.okey})
 MERGE (s)-[e:RELATES {predicate: r.predicate, source_chunk_id: r.source_chunk_id}]->(o)
 SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
@@ -66,15 +78,26 @@ class LadybugGraphStore:
 
     def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
         if chunks:
-            self._conn.execute(_MERGE_CHUNKS, {"rows": [
+            rows = [
                 {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
                  "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
                 for c in chunks
-            ]})
+            ]
+            documents = {r["version_key"]: r for r in rows}
+            self._conn.execute(_MERGE_DOCUMENTS, {"rows": list(documents.values())})
+            self._conn.execute(_MERGE_CHUNKS, {"rows": rows})
+            self._conn.execute(_LINK_CHUNKS, {"rows": rows})
             links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
             if links:
                 self._conn.execute(_MERGE_NEXT, {"rows": links})
         if triples:
+            entities = {}
+            for t in triples:
+                entities[f"{t.subject_type}:{t.subject}"] = (t.subject, t.subject_type)
+                entities[f"{t.object_type}:{t.object}"] = (t.object, t.object_type)
+            self._conn.execute(_MERGE_ENTITIES, {"rows": [
+                {"key": key, "name": name, "type": kind} for key, (name, kind) in entities.items()
+            ]})
             self._conn.execute(_MERGE_TRIPLES, {"rows": [
                 t.model_dump() | {
                     "skey": f"{t.subject_type}:{t.subject}", "okey": f"{t.object_type}:{t.object}",

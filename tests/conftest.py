@@ -1,0 +1,65 @@
+"""Shared fixtures: a copy of the sample corpus, data directories, one embedding model, one
+Prefect test API and one end-to-end ingest of sample_docs reused by the read-only tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flows.quiet import quiet
+
+quiet()
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DOCS = REPO / "sample_docs"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A private copy of sample_docs/ that a test may edit."""
+    target = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, target)
+    return target
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    from ingest.config import Settings
+
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory):
+    """The default model, loaded once per session (about ten seconds cold)."""
+    from ingest.embed import Embedder
+
+    model = Embedder("all-MiniLM-L6-v2", tmp_path_factory.mktemp("cache") / "vectors.db")
+    _ = model.dimension
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session")
+def prefect_api():
+    """An isolated Prefect API for flow runs (a temporary server, started once)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture(scope="session")
+def ingested(prefect_api, tmp_path_factory: pytest.TempPathFactory):
+    """sample_docs/ ingested once into a fresh data directory: (summary, settings)."""
+    from flows.ingest import ingest_flow
+    from ingest.config import Settings
+
+    root = tmp_path_factory.mktemp("ingested")
+    docs = root / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    settings = Settings(data_dir=root / "data")
+    summary = ingest_flow(str(docs), str(settings.data_dir))
+    return summary, settings
