@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 ingest: $(STAMP)
 	$(BIN)/kbflow ingest sample_docs/
 
+# Tests run against real Elasticsearch, Neo4j and Milvus servers: start them (idempotent; they
+# stay up for the next run, `deploy/local/engines.sh stop` ends them).
 test: $(STAMP)
 	$(BIN)/ruff check .
+	deploy/local/engines.sh start
 	$(BIN)/pytest
 
 lint: $(STAMP)

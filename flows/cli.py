@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -41,13 +42,61 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--k", type=int, default=5)
     search.add_argument("--json", action="store_true")
 
+    chunks = commands.add_parser("chunks", help="a document's published chunks: boundaries, "
+                                 "kinds, pages, prefixes, token counts and parents")
+    chunks.add_argument("doc_id")
+    chunks.add_argument("--version", help="version id (default: the newest READY version)")
+    chunks.add_argument("--json", action="store_true")
+
+    serve = commands.add_parser("serve", help="webhook receiver: POST /events → incremental runs "
+                                "(needs KBFLOW_WEBHOOK_SECRET and PREFECT_API_URL)")
+    serve.add_argument("--host", help="default KBFLOW_WEBHOOK_HOST (127.0.0.1)")
+    serve.add_argument("--port", type=int, help="default KBFLOW_WEBHOOK_PORT (8787)")
+
+    commands.add_parser("deploy", help="create the work pool 'kbflow', the store concurrency "
+                        "limits and the four deployments on the Prefect server (idempotent)")
+
+    delete = commands.add_parser("delete", help="tombstone every version of documents, then "
+                                 "clean them from the stores")
+    delete.add_argument("doc_ids", nargs="+")
+    delete.add_argument("--json", action="store_true")
+
+    rebuild = commands.add_parser("rebuild", help="rebuild everything into a new generation; "
+                                  "switch the aliases only if the publish gate passes")
+    rebuild.add_argument("--eval-cases", help="gold cases for the Recall@10 check "
+                         "(default KBFLOW_EVAL_CASES)")
+    rebuild.add_argument("--json", action="store_true")
+
+    rollback = commands.add_parser("rollback", help="re-point the aliases at a kept generation")
+    rollback.add_argument("--to", help="generation (default: the previously serving one)")
+    rollback.add_argument("--json", action="store_true")
+
+    generations = commands.add_parser("generations", help="generations with their gate reports")
+    generations.add_argument("--json", action="store_true")
+
+    trace = commands.add_parser("trace", help="lineage of a chunk: file, page, versions, run")
+    trace.add_argument("chunk_id")
+    trace.add_argument("--json", action="store_true")
+
+    evaluate = commands.add_parser("eval", help="Recall@K, Hit@K, MRR, nDCG@K of search on "
+                                   "gold cases (JSONL), overall and per tag")
+    evaluate.add_argument("cases", type=Path)
+    evaluate.add_argument("--k", type=int, default=10)
+    evaluate.add_argument("--json", action="store_true")
+
     args = parser.parse_args(argv)
     settings = Settings() if args.data_dir is None else Settings(data_dir=args.data_dir)
-    if args.command == "ingest":
-        return _ingest(args, settings)
-    if args.command == "status":
-        return _status(args, settings)
-    return _search(args, settings)
+    handlers = {
+        "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
+        "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
+        "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
+        "trace": _trace, "eval": _eval,
+    }
+    try:
+        return handlers[args.command](args, settings)
+    except ValueError as exc:  # a refused operation (nothing to roll back to, bad cases file …)
+        console.print(f"[red]{exc}")
+        return 1
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -69,7 +118,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0
-    table = Table(title=f"kbflow ingest {args.path}  ({summary.total_seconds:.1f} s)")
+    table = Table(title=f"kbflow ingest {args.path} → {summary.generation}  "
+                  f"({summary.total_seconds:.1f} s)")
     table.add_column("what")
     table.add_column("value", justify="right")
     table.add_row("files seen", str(summary.files))
@@ -78,9 +128,13 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     for state, n in summary.documents.items():
         table.add_row(f"documents {state}", str(n))
     c = summary.chunks
-    table.add_row("chunks added / changed / removed / unchanged",
-                  f"{c.added} / {c.changed} / {c.removed} / {c.unchanged}")
+    table.add_row("chunks added / changed / updated / removed / unchanged",
+                  f"{c.added} / {c.changed} / {c.updated} / {c.removed} / {c.unchanged}")
     table.add_row("chunks embedded", str(summary.embedded))
+    table.add_row("chunks over the model's input", str(summary.over_budget_chunks))
+    if summary.tombstoned or summary.cleaned:
+        table.add_row("tombstoned / cleaned", f"{len(summary.tombstoned)} / "
+                      f"{len(summary.cleaned)}")
     table.add_row("triples written", str(summary.triples))
     table.add_row("failures", str(len(summary.failures)))
     for stage, seconds in summary.seconds.items():
@@ -100,8 +154,10 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         last = manifest.last_run()
     finally:
         manifest.close()
+    counts = dict(sorted(Counter(str(r.state) for r in records).items()))
     if args.json:
-        payload = {"documents": [r.model_dump(mode="json") for r in records], "last_run": last}
+        payload = {"documents": [r.model_dump(mode="json") for r in records], "counts": counts,
+                   "last_run": last}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     table = Table(title=f"kbflow status ({settings.data_dir})")
@@ -113,29 +169,102 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row(r.doc_id, r.version_id, f"[{style}]{r.state}[/]", str(r.chunk_count),
                       effective, r.title or "", r.reason or "")
     console.print(table)
+    console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
+                                            or "none"))
+    _print_last_run(last)
+    return 0
+
+
+def _print_last_run(last: dict | None) -> None:
+    """The newest finished run's report: what a scheduled or webhook run last did."""
+    if last is None:
+        console.print("last run: none")
+        return
+    summary = last.get("summary") or {}
+    chunks = summary.get("chunks") or {}
+    console.print(
+        f"last run {last['run_id']} ({last.get('source')}), finished {last.get('finished_at')}: "
+        f"{summary.get('written', 0)} written, {summary.get('skipped_unchanged', 0)} unchanged, "
+        f"chunks +{chunks.get('added', 0)} ~{chunks.get('changed', 0)} "
+        f"-{chunks.get('removed', 0)}, {summary.get('embedded', 0)} embedded, "
+        f"{len(summary.get('failures') or [])} failed, {summary.get('total_seconds', 0)} s")
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from flows.webhook import serve
+
+    if not settings.webhook_secret:
+        console.print("[red]set KBFLOW_WEBHOOK_SECRET: unsigned webhooks are refused")
+        return 2
+    serve(settings, args.host, args.port)
+    return 0
+
+
+def _deploy(settings: Settings) -> int:
+    from flows.deployments import register
+
+    for name, deployment_id in register(settings=settings).items():
+        console.print(f"{name}  {deployment_id}")
+    return 0
+
+
+def _chunks(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
+    from ingest.chunk import describe
+    from ingest.embed import TokenCounter
+    from ingest.manifest import ManifestStore
+
+    manifest = ManifestStore(settings.manifest_path)
+    try:
+        versions = [r for r in manifest.documents() if r.doc_id == args.doc_id]
+        if args.version:
+            versions = [r for r in versions if r.version_id == args.version]
+        else:
+            versions = [r for r in versions if r.state == "READY"]
+        record = max(versions, key=lambda r: (r.effective_from or date.min, r.version_id),
+                     default=None)
+        chunks = manifest.version_chunks(record.doc_id, record.version_id) if record else []
+    finally:
+        manifest.close()
+    if record is None or not chunks:
+        what = f"{args.doc_id}@{args.version}" if args.version else f"a READY {args.doc_id}"
+        console.print(f"[red]no published chunks for {what}")
+        return 1
+    tokens = TokenCounter(settings.embedding_model)
+    rows = describe(chunks, tokens.count, tokens.max_tokens)
+    if args.json:
+        payload = {"doc_id": record.doc_id, "version_id": record.version_id,
+                   "state": record.state, "chunker_version": record.chunker_version,
+                   "token_limit": tokens.max_tokens, "chunks": rows}
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    over = sum(r["over_limit"] for r in rows)
+    table = Table(title=f"{record.doc_id}@{record.version_id} [{record.state}] "
+                  f"{record.chunker_version}: {len(rows)} chunks, {over} over the "
+                  f"{tokens.max_tokens}-token limit")
+    for column in ("path", "kind / why", "pages", "chars", "tokens", "parent", "prefix / text"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        pages = f"{r['pages'][0]}" + (f"-{r['pages'][1]}" if r["pages"][1] != r["pages"][0] else "")
+        style = "red" if r["over_limit"] else ("dim" if r["kind"] == "parent" else "")
+        context = f"\n[italic]{escape(r['context'])}[/]" if r["context"] else ""
+        table.add_row(escape(r["path"]), f"{r['kind']}\n[dim]{r['why']}[/]", pages,
+                      f"{r['chars'][0]}-{r['chars'][1]}", str(r["tokens"]),
+                      escape(r["parent"] or ""),
+                      f"[dim]{escape(r['prefix'])}[/]{context}\n{escape(r['text'][:160])}",
+                      style=style)
+    console.print(table)
     return 0
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.embed import Embedder
-    from ingest.manifest import ManifestStore
-    from ingest.search import hybrid_search
-    from ingest.stores import open_embedded
+    from ingest.search import search_index
 
-    manifest = ManifestStore(settings.manifest_path)
-    embedder = Embedder(settings.embedding_model, settings.vector_cache_path)
-    stores = open_embedded(settings, embedder.name, embedder.dimension)
-    try:
-        response = hybrid_search(
-            args.query, manifest=manifest, lexical=stores.lexical, vectors=stores.vectors,
-            embedder=embedder, tenant_id=args.tenant or settings.default_tenant,
-            groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(),
-            k=args.k, rrf_k=settings.rrf_k, min_coverage=settings.dense_min_coverage,
-        )
-    finally:
-        stores.close()
-        embedder.close()
-        manifest.close()
+    response = search_index(
+        settings, args.query, tenant_id=args.tenant or settings.default_tenant,
+        groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(), k=args.k,
+    )
     if args.json:
         print(response.model_dump_json(indent=2))
         return 0
@@ -152,6 +281,135 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         )
     if not response.results:
         console.print("no results")
+    return 0
+
+
+def _print_json(model: object) -> None:
+    dump = model.model_dump(mode="json") if hasattr(model, "model_dump") else model
+    print(json.dumps(dump, ensure_ascii=False, indent=2, default=str))
+
+
+def _delete(args: argparse.Namespace, settings: Settings) -> int:
+    from flows.lifecycle import delete_flow
+
+    result = delete_flow(args.doc_ids, str(settings.data_dir))
+    if args.json:
+        _print_json(result)
+    elif not result["tombstoned"]:
+        console.print(f"no versions of {', '.join(args.doc_ids)} are known")
+    else:
+        console.print(f"tombstoned {', '.join(result['tombstoned'])}; cleaned "
+                      f"{len(result['cleaned'])} from the stores")
+    return 0 if result["tombstoned"] else 1
+
+
+def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    from flows.lifecycle import rebuild_flow
+
+    report = rebuild_flow(str(settings.data_dir), args.eval_cases)
+    if args.json:
+        _print_json(report)
+        return 0 if report.activated else 1
+    verdict = "[green]published" if report.activated else "[red]NOT published"
+    console.print(f"rebuild {report.generation} (was {report.previous}): {verdict}[/]; "
+                  f"{report.summary.written} versions written, {report.summary.embedded} "
+                  f"chunks embedded, {len(report.summary.failures)} failures")
+    for check in report.gate.checks:
+        mark = "[green]ok[/]" if check.passed else "[red]FAIL[/]"
+        console.print(f"  {mark} {check.name}: {check.value} (needs {check.limit})")
+    if report.dropped:
+        console.print(f"dropped old generations: {', '.join(report.dropped)}")
+    return 0 if report.activated else 1
+
+
+def _rollback(args: argparse.Namespace, settings: Settings) -> int:
+    from flows.lifecycle import rollback_flow
+
+    report = rollback_flow(args.to, str(settings.data_dir))
+    if args.json:
+        _print_json(report)
+    else:
+        console.print(f"serving {report.serving} (was {report.previous})")
+    return 0
+
+
+def _generations(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.manifest import ManifestStore
+
+    manifest = ManifestStore(settings.manifest_path)
+    generations = manifest.generations()
+    manifest.close()
+    if args.json:
+        _print_json([g.model_dump(mode="json") for g in generations])
+        return 0
+    table = Table(title="kbflow generations")
+    for column in ("generation", "status", "model", "dim", "chunker", "created", "gate"):
+        table.add_column(column, overflow="fold")
+    for g in generations:
+        gate = g.gate_report or {}
+        failed = [c["name"] for c in gate.get("checks", []) if not c["passed"]]
+        verdict = "" if not gate else ("passed" if gate.get("passed") else "failed: "
+                                       + ", ".join(failed))
+        table.add_row(g.generation, g.status, g.embedding_model, str(g.dimension or ""),
+                      g.chunker_version or "", g.created_at.strftime("%Y-%m-%d %H:%M"), verdict)
+    console.print(table)
+    return 0
+
+
+def _trace(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.manifest import ManifestStore
+
+    manifest = ManifestStore(settings.manifest_path)
+    records = manifest.trace(args.chunk_id)
+    manifest.close()
+    if args.json:
+        _print_json(records)
+        return 0 if records else 1
+    if not records:
+        console.print(f"no chunk {args.chunk_id} in any generation")
+        return 1
+    for r in records:
+        c = r["chunk"]
+        console.print(
+            f"[bold]{args.chunk_id}[/] in {r['generation']}: {c['doc_id']}@{c['version_id']} "
+            f"{c.get('clause_no') or ''} pages {c['page_start']}-{c['page_end']}\n"
+            f"  source {c['source_uri']}\n  parser {c['parser_version']}, chunker "
+            f"{c['chunker_version']}, embedding {c['embedding_model'] or '(not embedded)'}\n"
+            f"  content_hash {c['content_hash']}, written by run {r['run_id']} "
+            f"({r['run_source']}, {r['run_started_at']})"
+        )
+    return 0
+
+
+def _eval(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.evaluate import evaluate, load_cases
+    from ingest.search import Searcher
+
+    cases = load_cases(args.cases)
+    with Searcher(settings) as searcher:
+        def search(question: str, as_of: date | None, tenant: str | None,
+                   groups: list[str] | None, k: int) -> list:
+            return searcher.search(
+                question, tenant_id=tenant or settings.default_tenant,
+                groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
+            ).results
+
+        report = evaluate(cases, search, args.k)
+    if args.json:
+        _print_json(report)
+        return 0
+    table = Table(title=f"kbflow eval {args.cases} (k={report.k})")
+    for column in ("tag", "cases", f"Recall@{report.k}", f"Hit@{report.k}", "MRR",
+                   f"nDCG@{report.k}", "forbidden", "no-answer ok"):
+        table.add_column(column, justify="right")
+    for tag, m in [("(all)", report.overall), *report.per_tag.items()]:
+        table.add_row(tag, str(m.cases), f"{m.recall:.3f}", f"{m.hit:.3f}", f"{m.mrr:.3f}",
+                      f"{m.ndcg:.3f}", f"{m.forbidden_rate:.3f}",
+                      f"{m.no_answer_passed}/{m.no_answer_cases}")
+    console.print(table)
+    for case in report.cases:
+        if not case.passed:
+            console.print(f"[yellow]missed[/] {case.id}: {' | '.join(case.ranked[:3])}")
     return 0
 
 

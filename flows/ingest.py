@@ -1,11 +1,17 @@
-"""The ingest pipeline in one file: each document version goes
+"""The ingest pipeline in one file. Each document version goes
 
-    parse → chunk → diff vs. the published manifest → embed (cached) → vectors → lexical → graph
-    → READY
+    parse → chunk (+ optional LLM context) → close older versions' dates → diff vs. the published
+    manifest → embed (cached) → vectors → lexical → graph → READY
 
 and moves through the manifest states CREATED → MILVUS_READY → ES_READY → NEO4J_READY → READY as
-each store is written. A document that fails is recorded FAILED with its reason and the run goes
-on; the stores keep what was published before, and the next run retries it.
+each store is written. Every store write first removes the version's rows that are not in the
+new chunk set, so a run killed anywhere and started again converges to the same stores as an
+uninterrupted run. A document that fails is recorded with its reason and the run goes on; what
+was published before keeps serving, and the next run retries it.
+
+Flows: `ingest_flow` (a folder or file; files gone from an ingested folder are tombstoned),
+`incremental_flow` (changed and deleted paths, as webhooks report them); flows/lifecycle.py runs
+the same `run_pipeline` into a new generation for full rebuilds.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from uuid import uuid4
 
@@ -23,14 +30,17 @@ from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
-from ingest.chunk import CHUNKER_VERSION, chunk_document
+from ingest.chunk import ChunkParams, chunk_document, chunk_params, over_budget
+from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.diff import ChunkDiff, diff_chunks
-from ingest.embed import Embedder, Embedding
+from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.graph import extract_triples
+from ingest.lifecycle import VersionDates, cleanup_tombstones, closing_dates, open_generation
 from ingest.manifest import ManifestStore
+from ingest.manifest.store import Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
-from ingest.parse import discover, parse_document, read_meta
+from ingest.parse import ParseError, ParseWorker, discover, read_meta
 from ingest.parse.metadata import default_doc_id
 from ingest.stores import Stores, open_embedded
 
@@ -49,7 +59,8 @@ class Failure(BaseModel):
 
 class ChunkCounts(BaseModel):
     added: int = 0
-    changed: int = 0
+    changed: int = 0  # new content
+    updated: int = 0  # same content, new links/pages/metadata: rewritten, never re-embedded
     removed: int = 0
     unchanged: int = 0
 
@@ -57,13 +68,17 @@ class ChunkCounts(BaseModel):
 class IngestSummary(BaseModel):
     run_id: str
     source: str
+    generation: str
     files: int
-    documents: dict[str, int]  # documents per state, across the whole manifest
+    documents: dict[str, int]  # document versions per state, in this generation
     skipped_unchanged: int
     written: int
     chunks: ChunkCounts
     embedded: int
+    over_budget_chunks: int  # chunks longer than the model's input (expected 0)
     triples: int
+    tombstoned: list[str]
+    cleaned: list[str]
     failures: list[Failure]
     seconds: dict[str, float]
     total_seconds: float
@@ -71,17 +86,25 @@ class IngestSummary(BaseModel):
 
 @dataclass
 class _Plan:
-    """A document version that needs writing, with what changed since it was last published."""
+    """A document version that needs writing, and what changed since it was last published."""
 
-    doc: ParsedDocument
+    meta: DocumentMeta
     chunks: list[Chunk]
-    diff: ChunkDiff
-    triples: list[Triple]
-    embedding_model: str
+    chunker_version: str
+    source_root: str | None = None
+    parser_version: str | None = None
+    parse_report: dict | None = None
+    effective_to: date | None = None  # in force: declared, or closed by a later version
+    diff: ChunkDiff | None = None
+    triples: list[Triple] = field(default_factory=list)
 
     @property
-    def meta(self) -> DocumentMeta:
-        return self.doc.meta
+    def key(self) -> tuple[str, str]:
+        return self.meta.doc_id, self.meta.version_id
+
+    @property
+    def version_key(self) -> str:
+        return f"{self.meta.doc_id}@{self.meta.version_id}"
 
 
 class _Clock:
@@ -102,13 +125,25 @@ class _Clock:
 # looking for upstream futures (about a second per call for a document's vectors).
 
 @task(name="parse", cache_policy=NO_CACHE)
-def parse_task(meta: DocumentMeta, data: bytes) -> ParsedDocument:
-    return parse_document(meta, data)
+def parse_task(parser: ParseWorker, meta: DocumentMeta, data: bytes) -> ParsedDocument | str:
+    """A bad document is an outcome, not a crash: its ParseError (a timeout too: the worker
+    process is killed) comes back as the reason."""
+    try:
+        return parser.parse(meta, data)
+    except ParseError as exc:
+        return str(exc)
 
 
 @task(name="chunk", cache_policy=NO_CACHE)
-def chunk_task(doc: ParsedDocument, token_cap: int) -> list[Chunk]:
-    return chunk_document(doc, token_cap)
+def chunk_task(doc: ParsedDocument, params: ChunkParams, tokens: TokenCounter) -> list[Chunk]:
+    """Budgeted in the embedding model's own tokens, so no chunk is truncated when embedded."""
+    return chunk_document(doc, params, tokens.count, tokens.max_tokens)
+
+
+@task(name="context", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=5)
+def context_task(chunks: list[Chunk], settings: Settings, tokens: TokenCounter) -> list[Chunk]:
+    """LLM-written situating contexts (cached by request hash) when an endpoint is configured."""
+    return situate(chunks, settings, tokens.count, tokens.max_tokens)
 
 
 @task(name="embed", cache_policy=NO_CACHE)
@@ -118,73 +153,167 @@ def embed_task(embedder: Embedder, chunks: list[Chunk]) -> tuple[dict[str, Embed
 
 @task(name="write-vectors", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_vectors_task(stores: Stores, plan: _Plan, vectors: dict[str, Embedding]) -> None:
-    indexed = [c for c in plan.diff.writes if c.kind != ChunkKind.PARENT]
-    stores.vectors.upsert(indexed, vectors)
-    stores.vectors.delete(plan.diff.removed)
+    indexed = {c.chunk_id for c in plan.chunks if c.kind != ChunkKind.PARENT}
+    stale = stores.vectors.chunk_ids(plan.version_key) - indexed
+    stores.vectors.upsert([c for c in plan.diff.writes if c.kind != ChunkKind.PARENT], vectors)
+    stores.vectors.delete(sorted(stale))
 
 
 @task(name="write-lexical", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_lexical_task(stores: Stores, plan: _Plan) -> None:
+    stale = stores.lexical.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
     stores.lexical.upsert(plan.diff.writes)
-    stores.lexical.delete(plan.diff.removed)
+    stores.lexical.delete(sorted(stale))
 
 
 @task(name="write-graph", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_graph_task(stores: Stores, plan: _Plan) -> None:
-    stores.graph.delete_chunks(plan.diff.removed + [c.chunk_id for c in plan.diff.changed])
+    stale = stores.graph.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
+    stores.graph.delete_chunks(sorted(stale | {c.chunk_id for c in plan.diff.changed}))
     stores.graph.upsert(plan.diff.writes, plan.triples)
 
 
-# ---- the flow ---------------------------------------------------------------------------------
+# ---- flows --------------------------------------------------------------------------------------
 
-@flow(name="kbflow-ingest", flow_run_name="ingest {source}", log_prints=False)
+@flow(name="kbflow-ingest", flow_run_name="ingest {source}")
 def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
-    """Ingest every document under `source` into the stores of `data_dir`."""
-    settings = Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
+    """Ingest every document under `source`; files gone from an ingested folder are tombstoned."""
+    settings = _settings(data_dir)
+    root = Path(source).resolve()
+    manifest = ManifestStore(settings.manifest_path)
+    try:
+        gone = [r.source_path for r in manifest.documents()
+                if root.is_dir() and r.source_root == str(root) and r.state != State.TOMBSTONED
+                and not Path(r.source_path).exists()]
+        files = [(path, root if root.is_dir() else path.parent) for path in discover(root)]
+        return run_pipeline(settings, manifest, files, source=source, deleted=gone)
+    finally:
+        manifest.close()
+
+
+@flow(name="kbflow-incremental", flow_run_name="incremental {changed} -{deleted}")
+def incremental_flow(changed: list[str], deleted: list[str],
+                     data_dir: str | None = None) -> IngestSummary:
+    """Ingest the changed files and tombstone the deleted ones (paths as the webhook sends them).
+
+    A changed file keeps the doc id it was first ingested under (its recorded folder)."""
+    settings = _settings(data_dir)
+    manifest = ManifestStore(settings.manifest_path)
+    try:
+        roots = {r.source_path: Path(r.source_root) for r in manifest.documents() if r.source_root}
+        files = []
+        for name in changed:
+            path = Path(name).resolve()
+            files.append((path, roots.get(str(path), path.parent)))
+        deleted_paths = [str(Path(name).resolve()) for name in deleted]
+        return run_pipeline(settings, manifest, files, source="incremental",
+                            deleted=deleted_paths)
+    finally:
+        manifest.close()
+
+
+def _settings(data_dir: str | None) -> Settings:
+    return Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
+
+
+def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[Path, Path]],
+                 *, source: str, deleted: list[str] = ()) -> IngestSummary:
+    """Bring `manifest`'s generation (the serving one by default) up to date with `files`.
+
+    `files` pairs each path with the folder its doc id is derived from."""
     log = get_run_logger()
     run_id = str(runtime.flow_run.id or uuid4())
-    root = Path(source)
     clock = _Clock()
     started = time.perf_counter()
-    manifest = ManifestStore(settings.manifest_path)
+    params = chunk_params(settings)
+    generation = _generation(manifest, settings, params.version)
     manifest.start_run(run_id, source)
+    failures: list[Failure] = []
+
+    tombstoned = []
+    for record in manifest.documents():
+        if record.source_path in deleted and record.state != State.TOMBSTONED:
+            manifest.tombstone(record.doc_id, record.version_id, "source file deleted", run_id)
+            tombstoned.append(record.version_key)
+
+    tokens = TokenCounter(settings.embedding_model)
+    with ParseWorker(settings.parse_timeout_s, settings.max_file_mb) as parser:
+        plans, skipped = _prepare(files, settings, manifest, params, tokens, parser, clock,
+                                  failures, run_id)
+    plans += _close_versions(plans, manifest, params.version)
+    over = 0
+    for plan in plans:
+        with clock.stage("diff"):
+            for chunk in plan.chunks:
+                chunk.effective_to = plan.effective_to
+            plan.diff = diff_chunks(plan.chunks, manifest.published(*plan.key))
+        with clock.stage("graph"):
+            plan.triples = extract_triples(plan.diff.writes, plan.meta.title)
+        over += over_budget(plan.chunks, tokens.count, tokens.max_tokens)
+    if over:
+        log.warning("%d chunk(s) exceed the embedding model's %d-token input", over,
+                    tokens.max_tokens)
+
+    counts, embedded, triples, written = ChunkCounts(), 0, 0, 0
+    cleaned: list[str] = []
+    embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
+                        settings.embedding_batch_size)
     try:
-        files = discover(root)
-        failures: list[Failure] = []
-        plans, skipped = _prepare(files, root, settings, manifest, clock, failures, run_id)
-        counts, embedded, triples, written = ChunkCounts(), 0, 0, 0
         if plans:
-            embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
-                                settings.embedding_batch_size)
             with clock.stage("embed"):
                 wanted = [c for p in plans for c in p.diff.writes if c.kind != ChunkKind.PARENT]
                 vectors, embedded = embed_task(embedder, quote(wanted))
-            stores = open_embedded(settings, embedder.name, embedder.dimension)
+            if generation.dimension is None:
+                manifest.record_dimension(generation.generation, embedder.dimension)
+            stores = open_embedded(settings, embedder.name, embedder.dimension,
+                                   generation.generation)
             try:
                 for i, plan in enumerate(plans, start=1):
                     _notify(len(files) - len(plans) + i, len(files), plan.meta.doc_id)
-                    if _write(plan, stores, vectors, manifest, clock, run_id, failures, log):
+                    if _write(plan, stores, vectors, manifest, settings.embedding_model, clock,
+                              run_id, failures, log):
                         written += 1
-                        for field in ChunkCounts.model_fields:
-                            value = getattr(plan.diff, field)
-                            setattr(counts, field, getattr(counts, field) + len(value))
                         triples += len(plan.triples)
+                        for name in ChunkCounts.model_fields:
+                            value = getattr(plan.diff, name)
+                            setattr(counts, name, getattr(counts, name) + len(value))
             finally:
                 stores.close()
-                embedder.close()
-        states = Counter(str(d.state) for d in manifest.documents())
-        summary = IngestSummary(
-            run_id=run_id, source=source, files=len(files), documents=dict(sorted(states.items())),
-            skipped_unchanged=skipped, written=written,
-            chunks=counts, embedded=embedded, triples=triples, failures=failures,
-            seconds={s: round(clock.seconds[s], 3) for s in STAGES},
-            total_seconds=round(time.perf_counter() - started, 3),
-        )
-        manifest.finish_run(run_id, summary.model_dump(mode="json"))
-        log.info("ingested %s: %s", source, summary.model_dump_json())
-        return summary
+        if manifest.pending_cleanups():
+            with clock.stage("manifest"):
+                cleaned = cleanup_tombstones(manifest, lambda g: open_generation(settings, g))
     finally:
-        manifest.close()
+        embedder.close()
+
+    states = Counter(str(d.state) for d in manifest.documents())
+    summary = IngestSummary(
+        run_id=run_id, source=source, generation=generation.generation, files=len(files),
+        documents=dict(sorted(states.items())), skipped_unchanged=skipped, written=written,
+        chunks=counts, embedded=embedded, over_budget_chunks=over, triples=triples,
+        tombstoned=tombstoned, cleaned=cleaned, failures=failures,
+        seconds={s: round(clock.seconds[s], 3) for s in STAGES},
+        total_seconds=round(time.perf_counter() - started, 3),
+    )
+    manifest.finish_run(run_id, summary.model_dump(mode="json"))
+    log.info("%s into %s: %s", source, generation.generation, summary.model_dump_json())
+    return summary
+
+
+def _generation(manifest: ManifestStore, settings: Settings, chunker_version: str) -> Generation:
+    """The generation this run writes; the first run ever creates g1 and serves it."""
+    if manifest.generation is None:
+        first = manifest.create_generation(settings.embedding_model, None, chunker_version,
+                                           serving=True)
+        manifest.generation = first.generation
+    generation = manifest.get_generation(manifest.generation)
+    assert generation is not None
+    if generation.embedding_model != settings.embedding_model:
+        raise ValueError(
+            f"generation {generation.generation} holds {generation.embedding_model} vectors but "
+            f"KBFLOW_EMBEDDING_MODEL is {settings.embedding_model}: run `kbflow rebuild` to "
+            "embed everything with the new model in a new generation"
+        )
+    return generation
 
 
 def _notify(done: int, total: int, what: str) -> None:
@@ -192,45 +321,55 @@ def _notify(done: int, total: int, what: str) -> None:
         progress_listener(done, total, what)
 
 
-def _prepare(files: list[Path], root: Path, settings: Settings, manifest: ManifestStore,
-             clock: _Clock, failures: list[Failure], run_id: str) -> tuple[list[_Plan], int]:
-    """Parse, chunk and diff every new or changed version; unchanged files cost one hash."""
+def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: ManifestStore,
+             params: ChunkParams, tokens: TokenCounter, parser: ParseWorker, clock: _Clock,
+             failures: list[Failure], run_id: str) -> tuple[list[_Plan], int]:
+    """Parse and chunk every new, changed or unfinished version; unchanged files cost one hash."""
     plans: list[_Plan] = []
     skipped = 0
     claimed: dict[str, str] = {}
-    for i, path in enumerate(files, start=1):
+    for i, (path, folder) in enumerate(files, start=1):
         _notify(i - 1, len(files), path.name)
+        root = folder.resolve()
         key = (default_doc_id(path, root), "1")
         try:
             with clock.stage("parse"):
                 meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl)
+            meta.source_path = str(path.resolve())
             key = (meta.doc_id, meta.version_id)
-            record = manifest.get(*key)
-            if record and record.state == State.TOMBSTONED:
-                skipped += 1
-                continue
-            if (record and record.state == State.READY and record.file_hash == meta.file_hash
-                    and record.chunker_version == CHUNKER_VERSION
-                    and record.embedding_model == settings.embedding_model):
-                skipped += 1
-                continue
             version = f"{meta.doc_id}@{meta.version_id}"
+            if manifest.is_tombstoned(*key):
+                failures.append(Failure(path=str(path), doc_id=key[0], version_id=key[1],
+                                        reason=f"{version} was deleted; a new version id is "
+                                               "needed to publish it again"))
+                continue
+            record = manifest.get(*key)
+            if (record and record.state == State.READY and record.file_hash == meta.file_hash
+                    and record.chunker_version == params.version
+                    and record.embedding_model == settings.embedding_model):
+                if (record.source_path, record.source_root) != (meta.source_path, str(root)):
+                    manifest.relocate(*key, meta.source_path, str(root))
+                skipped += 1
+                continue
             if version in claimed:
                 raise ValueError(f"{version} is also declared by {claimed[version]}")
             claimed[version] = str(path)
             with clock.stage("parse"):
-                doc = parse_task(meta, quote(data))
+                doc = parse_task(quote(parser), meta, quote(data))
+            if isinstance(doc, str):
+                raise ParseError(doc)
             with clock.stage("chunk"):
-                chunks = chunk_task(quote(doc), settings.chunk_token_cap)
+                chunks = chunk_task(quote(doc), params, quote(tokens))
+                if settings.llm_base_url:
+                    chunks = context_task(quote(chunks), quote(settings), quote(tokens))
                 for chunk in chunks:
                     if chunk.kind != ChunkKind.PARENT:
                         chunk.embedding_model = settings.embedding_model
-            with clock.stage("diff"):
-                diff = diff_chunks(chunks, manifest.fingerprints(*key))
-            with clock.stage("graph"):
-                triples = extract_triples(diff.writes, doc.meta.title)
-            plans.append(_Plan(doc=doc, chunks=chunks, diff=diff, triples=triples,
-                               embedding_model=settings.embedding_model))
+            plans.append(_Plan(
+                meta=doc.meta, chunks=chunks, chunker_version=params.version,
+                source_root=str(root), parser_version=doc.parser_version,
+                parse_report=doc.report.model_dump(mode="json"),
+            ))
         except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
             reason = f"{type(exc).__name__}: {exc}"
             with clock.stage("manifest"):
@@ -240,14 +379,44 @@ def _prepare(files: list[Path], root: Path, settings: Settings, manifest: Manife
     return plans, skipped
 
 
+def _close_versions(plans: list[_Plan], manifest: ManifestStore,
+                    chunker_version: str) -> list[_Plan]:
+    """Set every version's end date in force; published versions whose end date moved (a newer
+    version arrived) are rewritten from their manifest records — no parsing, no embedding."""
+    planned = {p.key: p for p in plans}
+    published = {(r.doc_id, r.version_id): r for r in manifest.documents()
+                 if r.state == State.READY and not manifest.is_tombstoned(r.doc_id, r.version_id)}
+    versions = [VersionDates(doc_id=p.meta.doc_id, version_id=p.meta.version_id,
+                             effective_from=p.meta.effective_from, declared_to=p.meta.effective_to)
+                for p in plans]
+    versions += [VersionDates(doc_id=r.doc_id, version_id=r.version_id,
+                              effective_from=r.effective_from, declared_to=r.effective_to_declared)
+                 for key, r in published.items() if key not in planned]
+    extra = []
+    for key, end in closing_dates(versions).items():
+        if key in planned:
+            planned[key].effective_to = end
+        elif published[key].effective_to != end:
+            record = published[key]
+            extra.append(_Plan(
+                meta=record.meta(), chunks=manifest.version_chunks(*key),
+                chunker_version=record.chunker_version or chunker_version,
+                parser_version=record.parser_version, effective_to=end,
+            ))
+    return extra
+
+
 def _write(plan: _Plan, stores: Stores, vectors: dict[str, Embedding], manifest: ManifestStore,
-           clock: _Clock, run_id: str, failures: list[Failure], log) -> bool:
+           model: str, clock: _Clock, run_id: str, failures: list[Failure],
+           log) -> bool:
     """Write one version through the three stores, advancing its state after each."""
     meta = plan.meta
-    key = (meta.doc_id, meta.version_id)
+    key = plan.key
     try:
         with clock.stage("manifest"):
-            manifest.begin(meta, run_id, CHUNKER_VERSION, plan.embedding_model)
+            manifest.begin(meta, run_id, plan.chunker_version, model,
+                           source_root=plan.source_root, parser_version=plan.parser_version,
+                           parse_report=plan.parse_report)
         with clock.stage("vectors"):
             write_vectors_task(stores, quote(plan), quote(vectors))
         with clock.stage("manifest"):
@@ -260,7 +429,7 @@ def _write(plan: _Plan, stores: Stores, vectors: dict[str, Embedding], manifest:
             write_graph_task(stores, quote(plan))
         with clock.stage("manifest"):
             manifest.advance(*key, State.NEO4J_READY, run_id)
-            manifest.publish(*key, plan.chunks, run_id)
+            manifest.publish(*key, plan.chunks, run_id, plan.effective_to)
         return True
     except Exception as exc:  # noqa: BLE001 - the version stays unpublished; the run goes on
         reason = f"{type(exc).__name__}: {exc}"
@@ -269,3 +438,4 @@ def _write(plan: _Plan, stores: Stores, vectors: dict[str, Embedding], manifest:
         failures.append(Failure(path=meta.source_path, doc_id=key[0], version_id=key[1],
                                 reason=reason))
         return False
+

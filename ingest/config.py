@@ -21,12 +21,42 @@ class Settings(BaseSettings):
     default_tenant: str = "default"
     default_acl: list[str] = Field(default_factory=lambda: ["all-staff"])
     chunk_token_cap: int = Field(200, description="token budget for prefix + text of one chunk")
+    chunk_min_tokens: int = Field(48, description="pieces of a long clause merge up to this size")
+    chunk_overlap_sentences: int = Field(1, description="sentences repeated across a cut")
+    chunk_prefixes: bool = Field(True, description="prepend 《title》version / headings / clause")
+    llm_base_url: str = Field("", description="OpenAI-compatible endpoint (…/v1) for situating "
+                              "contexts; empty turns the LLM stages off")
+    llm_model: str = ""
+    llm_api_key: str = ""
+    llm_concurrency: int = 4
+    llm_timeout_seconds: float = 60.0
+    llm_context_tokens: int = Field(100, description="upper bound of a situating context")
+    max_file_mb: float = Field(100, description="larger files fail parsing with a reason")
+    parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
+    eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "
+                                    "scores Recall@10 on; unset skips that check")
+    keep_generations: int = Field(3, description="generations kept on disk, the serving one "
+                                  "included; older ones are dropped after a rebuild")
+    max_parse_error_rate: float = Field(0.0, description="publish gate: share of documents "
+                                        "allowed to fail in a rebuild")
+    max_missing_title_rate: float = Field(0.01, description="publish gate: share of documents "
+                                          "without a title must stay below this")
     rrf_k: int = 60
     dense_min_coverage: float = Field(
         0.7,
         description="the dense path joins the fusion only for texts whose share of known "
         "wordpieces reaches this (an English-only model sees Chinese as [UNK])",
     )
+    # operations (flows/deployments.py, flows/webhook.py)
+    rebuild_cron: str = Field("0 2 * * *", description="schedule of kbflow-full-rebuild (UTC)")
+    webhook_secret: str = Field("", description="HMAC-SHA256 key of POST /events; `kbflow "
+                                "serve` refuses to start without one")
+    webhook_host: str = "127.0.0.1"
+    webhook_port: int = 8787
+    webhook_debounce_seconds: float = Field(2.0, description="events are sent on once none has "
+                                            "arrived for this long (or the oldest waited 10×)")
+    webhook_max_age_seconds: float = Field(300, description="older signed timestamps are replays")
+    webhook_deployment: str = "kbflow-incremental/incremental"
 
     @property
     def manifest_path(self) -> Path:
@@ -42,8 +72,13 @@ class Settings(BaseSettings):
 
     @property
     def graph_path(self) -> Path:
-        return self.data_dir / "graph.lbug"
+        """A folder: one LadybugDB file per generation."""
+        return self.data_dir / "graph"
 
     @property
     def vector_cache_path(self) -> Path:
         return self.data_dir / "vector_cache.db"
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.data_dir / "llm_cache.db"

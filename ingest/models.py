@@ -34,6 +34,7 @@ class BlockKind(StrEnum):
     HEADING = "heading"
     PARAGRAPH = "paragraph"
     TABLE_ROW = "table_row"
+    TABLE = "table"  # a whole table as Markdown, for reading; its rows follow as TABLE_ROW blocks
 
 
 class DocumentMeta(BaseModel):
@@ -58,6 +59,25 @@ class Block(BaseModel):
     text: str
     page: int = 1
     level: int | None = None  # heading level when the format states it (Markdown #, DOCX Heading n)
+    ocr: bool = False  # the text was read from a page image, so it may contain recognition errors
+    ocr_confidence: float | None = None  # mean recognizer score of the block's lines (0..1)
+    near_duplicate_of: int | None = None  # index of an earlier block with nearly the same text
+
+
+class ParseReport(BaseModel):
+    """How well a document was read; stored in the manifest and aggregated per run."""
+
+    pages: int = 0
+    ocr_pages: int = 0
+    ocr_mean_confidence: float | None = None
+    tables: int = 0
+    table_rows: int = 0
+    empty_pages: int = 0
+    headers_footers_removed: int = 0
+    near_duplicate_blocks: int = 0
+    missing_title: bool = False
+    parse_error: str | None = None
+    seconds: float = 0.0
 
 
 class ParsedDocument(BaseModel):
@@ -65,6 +85,7 @@ class ParsedDocument(BaseModel):
     blocks: list[Block]
     parser_version: str
     pages: int = 1
+    report: ParseReport = Field(default_factory=ParseReport)
 
 
 class Chunk(BaseModel):
@@ -79,6 +100,7 @@ class Chunk(BaseModel):
     kind: ChunkKind
     text: str
     prefix: str
+    context: str = ""  # LLM-written situating context: embedded and indexed, never quoted
     title_path: list[str] = Field(default_factory=list)
     clause_no: str | None = None
     structural_path: str
@@ -104,8 +126,9 @@ class Chunk(BaseModel):
 
     @property
     def embed_text(self) -> str:
-        """What is embedded and BM25-indexed: the contextual prefix, then the source text."""
-        return f"{self.prefix}\n{self.text}"
+        """What is embedded and BM25-indexed: the contextual prefix and situating context (when
+        there are any), then the source text."""
+        return "\n".join(part for part in (self.prefix, self.context, self.text) if part)
 
 
 class Triple(BaseModel):

@@ -27,6 +27,36 @@ def normalize(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+_SPACED_MARKER = re.compile(rf"第\s*({CN_NUM}(?:\s*\.\s*\d+)*)\s*([编章节条款项])")
+_SPACED_DECIMAL = re.compile(r"^(\d{1,2}(?:\s*\.\s*\d{1,3})+)(?=\s)")
+_WS = re.compile(r"\s+")
+HEADING_MAX_CHARS = 40
+
+
+def tidy_numbering(line: str) -> str:
+    """Close the gaps OCR and justified PDF text leave inside numbering: "第 4 . 2 条" and
+    "4 . 2 口令" become "第4.2条" and "4.2 口令", so clause markers still match."""
+    line = _SPACED_MARKER.sub(lambda m: "第" + _WS.sub("", m.group(1)) + m.group(2), line)
+    return _SPACED_DECIMAL.sub(lambda m: _WS.sub("", m.group(1)), line)
+
+
+def looks_like_heading(text: str) -> bool:
+    """Short and not a sentence: no full stop, no trailing colon or comma."""
+    return 0 < len(text) <= HEADING_MAX_CHARS and "。" not in text and text[-1] not in ":：;；,，"
+
+
+def numbered_heading_level(text: str) -> int | None:
+    """The heading level a numbered line states (第X编 1, 第X章 2, 第X节 3, "4.2" 2, "1" 1), or
+    None: 第X条 opens a clause, and a long or sentence-like line is body text."""
+    if ARTICLE.match(text) or not looks_like_heading(text):
+        return None
+    for level, pattern in ((1, PART), (2, CHAPTER), (3, SECTION)):
+        if pattern.match(text):
+            return level
+    number = DECIMAL.match(text) or TOP_NUMBER.match(text)
+    return number.group(1).count(".") + 1 if number else None
+
+
 def is_structure_start(line: str) -> bool:
     """Whether a line opens a chapter, section, clause or numbered item (a paragraph break)."""
     return any(p.match(line) for p in (PART, CHAPTER, SECTION, ARTICLE, DECIMAL, TOP_NUMBER))

@@ -15,7 +15,13 @@ continue the previous block and are joined without a separator):
     @ 生效日期：…   meta line under the title (文件编号, 生效日期, …)
     # 第一章 总则   chapter / level-1 heading
     ## 2.2 口令要求 section / level-2 heading
+    ---             page break (PDF only)
     anything else   body paragraph (第X条 clause, （一） item, plain text)
+
+Three PDFs exercise the parse stage's layout handling: a scanned (image-only) policy that
+needs OCR, a ruled table that continues onto a second page without repeating its header
+row (with merged cells), and a two-column handbook whose clauses run from the bottom of
+the left column to the top of the right one.
 """
 
 from __future__ import annotations
@@ -559,10 +565,106 @@ reasons, performance concerns, or breaches of this policy, in particular of sect
 """
 
 
+SEAL_POLICY = """
+= 印章使用管理规定
+@ 文件编号：XH-XZ-2025-004　　发布部门：行政部
+@ 生效日期：2025年6月1日
+第一条 为规范公司印章的刻制、保管和使用，防范用印风险，制定本规定。
+第二条 本规定所称印章包括公司公章、合同专用章、财务专用章和法定代表人名章。
+第三条 印章由行政部统一刻制和登记，任何部门不得自行刻制印章。
+第四条 使用印章须在OA系统提交用印申请，经部门负责人审批后方可用印。
+---
+第五条 合同专用章的使用须附经法务审核的合同文本。
+第六条 印章原则上不得携带外出；确需外带的，须经总经理批准并由两人同行。
+第七条 违反本规定擅自用印的，按《员工奖惩管理规定》处理。
+第八条 本规定由行政部负责解释，自2025年6月1日起施行。
+"""
+
+EXPENSE_STANDARDS_INTRO = """
+= 费用报销标准表
+@ 文件编号：XH-CW-2026-006　　版本：2026版　　发布部门：财务部
+@ 生效日期：2026年1月1日
+第一条 为统一公司各类费用的报销标准，根据《差旅费管理办法》《财务管理制度》等制度，
+    制定本标准表。员工报销各类费用时，应按下表所列标准执行；超出标准的部分由个人
+    承担，经总经理特别批准的除外。
+第二条 下表所列金额均为含税金额。住宿费按出差目的地的城市等级和出差人员的职级
+    确定标准；一线城市指北京、上海、广州、深圳，省会城市含计划单列市。
+表1 费用报销标准表
+"""
+
+EXPENSE_STANDARDS_OUTRO = """
+第三条 同一行程涉及多个城市的，住宿费按实际住宿城市的标准分别计算。
+第四条 本标准表由财务部负责解释，自2026年1月1日起执行。
+"""
+
+EXPENSE_STANDARDS_HEADER = ["费用类型", "城市等级", "职级", "标准金额", "备注"]
+# One row per line; None marks a cell merged into the cell above (费用类型 column) or into
+# the cell on its left (elsewhere).
+EXPENSE_STANDARDS_ROWS: list[list[str | None]] = [
+    ["住宿费", "一线城市", "副总经理及以上", "800元/天", "凭发票据实报销"],
+    [None, "一线城市", "部门负责人", "600元/天", "凭发票据实报销"],
+    [None, "一线城市", "其他员工", "450元/天", "凭发票据实报销"],
+    [None, "省会城市", "副总经理及以上", "600元/天", "凭发票据实报销"],
+    [None, "省会城市", "部门负责人", "450元/天", "凭发票据实报销"],
+    [None, "省会城市", "其他员工", "350元/天", "凭发票据实报销"],
+    [None, "其他城市", "副总经理及以上", "450元/天", "凭发票据实报销"],
+    [None, "其他城市", "部门负责人", "350元/天", "凭发票据实报销"],
+    [None, "其他城市", "其他员工", "280元/天", "凭发票据实报销"],
+    ["伙食补助", "不区分城市等级和职级", None, "80元/天", "境外按《因公出国（境）管理规定》执行"],
+    ["市内交通费", "一线城市", "全体员工", "100元/天", "超标须部门负责人审批"],
+    [None, "其他城市", "全体员工", "60元/天", "超标须部门负责人审批"],
+    ["通讯费", "不限", "部门负责人及以上", "300元/月", "按月随工资发放"],
+    ["通讯费", "不限", "其他员工", "150元/月", "销售岗位可上浮50%"],
+    ["业务招待费", "不限", "部门负责人及以上", "500元/次", "须事前在OA系统审批"],
+    ["业务招待费", "不限", "其他员工", "300元/次", "须事前在OA系统审批"],
+    ["培训费", "不限", "全体员工", "5000元/年", "超出须报人力资源部审核"],
+    ["加班餐费", "不限", "全体员工", "30元/次", "限晚上8点后加班"],
+]
+EXPENSE_STANDARDS_COL_W = [72.0, 80.0, 90.0, 80.0, 129.0]
+EXPENSE_STANDARDS_ROWS_PAGE_1 = 12  # the table breaks here; page 2 repeats no header row
+
+HANDBOOK = """
+= 员工手册（节选）
+@ 星河科技有限公司 人力资源部 编　　2025年版
+@ 生效日期：2025年9月1日
+# 第一章 入职与试用
+第一条 新员工应在报到当日向人力资源部提交身份证、学历证书、离职证明及体检报告原件，
+    并签订劳动合同。材料不全的，应在报到后五个工作日内补齐。
+第二条 新员工试用期按劳动合同约定执行，最长不超过六个月。试用期内，部门负责人应
+    指定一名导师，帮助新员工熟悉岗位职责、工作流程和公司制度。
+第三条 试用期满前十五日，员工应提交转正申请和试用期工作总结，由部门负责人组织
+    考核。考核合格的按期转正；考核不合格的，依照劳动合同的约定处理。
+# 第二章 工作时间与考勤
+第四条 公司实行标准工时制，工作时间为周一至周五上午九时至下午六时，午休一小时。
+    因工作性质需要实行弹性工作制的岗位，由部门负责人报人力资源部批准。
+第五条 员工上下班须通过考勤系统打卡。因外出办事、出差等原因无法打卡的，应在三个
+    工作日内在OA系统提交补卡申请，并由部门负责人确认。
+第六条 员工迟到或早退三十分钟以内的，每次扣减当月绩效分一分；超过三十分钟的，按
+    旷工半日处理。每月累计迟到三次以上的，由部门负责人进行谈话提醒。
+第七条 员工因工作需要加班的，应事先提交加班申请。加班可安排同等时间的调休，调休
+    应在加班后三个月内使用，逾期未使用的不再保留。
+# 第三章 行为规范
+第八条 员工应遵守国家法律法规和公司规章制度，恪守职业道德，保守公司商业秘密，
+    不得利用职务之便为本人或他人谋取不正当利益。
+第九条 员工在工作场所应着装整洁、举止文明。接待客户或参加对外活动时，应按公司
+    要求着正装并佩戴工牌。
+第十条 员工不得在工作时间从事与工作无关的活动，不得擅自将公司设备、资料带离办公
+    场所。确需带离的，应经部门负责人批准并办理登记手续。
+第十一条 员工与客户、供应商发生利益关系的，应主动向部门负责人申报并回避相关业务。
+# 第四章 附则
+第十二条 本手册未尽事宜，按公司相关制度执行。本手册由人力资源部负责解释，自2025年
+    9月1日起施行。
+"""
+HANDBOOK_BODY_SIZE = 13.0
+HANDBOOK_GUTTER = 24.0
+
+
 @dataclass(frozen=True)
 class SampleDoc:
     filename: str
-    fmt: str  # "pdf" | "docx" | "md" (from markup) | "raw" (written verbatim) | "html"
+    # "pdf" | "docx" | "md" (from markup) | "raw" (written verbatim) | "html"
+    # | "scanned" | "table" | "columns" (PDFs for the parse stage's layout handling)
+    fmt: str
     source: str
     author: str
     sidecar: dict[str, object] | None = None
@@ -647,6 +749,48 @@ SAMPLES = [
             "source_uri": "https://intranet.example.com/subsidiary-b/policies/procurement-2024.docx",
         },
     ),
+    SampleDoc(
+        "seal_policy_scanned.pdf",
+        "scanned",
+        SEAL_POLICY,
+        "星河科技有限公司 行政部",
+        {
+            "doc_id": "seal-policy",
+            "version": "2025",
+            "tenant_id": "default",
+            "acl": ["all-staff"],
+            "effective_from": "2025-06-01",
+            "source_uri": "https://intranet.example.com/policies/seal-policy-scan.pdf",
+        },
+    ),
+    SampleDoc(
+        "expense_standards.pdf",
+        "table",
+        EXPENSE_STANDARDS_INTRO,
+        "星河科技有限公司 财务部",
+        {
+            "doc_id": "expense-standards",
+            "version": "2026",
+            "tenant_id": "default",
+            "acl": ["all-staff"],
+            "effective_from": "2026-01-01",
+            "source_uri": "https://intranet.example.com/policies/expense-standards.pdf",
+        },
+    ),
+    SampleDoc(
+        "employee_handbook.pdf",
+        "columns",
+        HANDBOOK,
+        "星河科技有限公司 人力资源部",
+        {
+            "doc_id": "employee-handbook",
+            "version": "2025",
+            "tenant_id": "default",
+            "acl": ["all-staff"],
+            "effective_from": "2025-09-01",
+            "source_uri": "https://intranet.example.com/policies/employee-handbook.pdf",
+        },
+    ),
 ]
 
 # Fixed timestamps keep the binary outputs reproducible.
@@ -661,7 +805,7 @@ ZIP_DATE = (2024, 12, 1, 9, 0, 0)
 
 @dataclass(frozen=True)
 class Block:
-    kind: str  # "title" | "meta" | "chapter" | "section" | "para"
+    kind: str  # "title" | "meta" | "chapter" | "section" | "para" | "pagebreak"
     text: str
 
 
@@ -684,6 +828,9 @@ def parse_markup(src: str) -> list[Block]:
     blocks: list[Block] = []
     for line in src.splitlines():
         if not line.strip():
+            continue
+        if line.strip() == "---":
+            blocks.append(Block("pagebreak", ""))
             continue
         if line[0].isspace():
             prev = blocks[-1]
@@ -782,36 +929,42 @@ class PdfLine:
     x: float
     size: float
     space_before: float
+    page_break: bool = False
 
 
-def layout_pdf_lines(blocks: list[Block]) -> list[PdfLine]:
-    body_w = PAGE_W - 2 * MARGIN_X
+def layout_pdf_lines(
+    blocks: list[Block], left: float = MARGIN_X, body_w: float = PAGE_W - 2 * MARGIN_X,
+    body_size: float = BODY_SIZE,
+) -> list[PdfLine]:
+    """Lines of the given blocks laid out in the band [left, left + body_w]."""
     out: list[PdfLine] = []
     for b in blocks:
-        if b.kind == "title":
+        if b.kind == "pagebreak":
+            out.append(PdfLine("", 0, 0, 0, page_break=True))
+        elif b.kind == "title":
             size = 18.0
             out.append(
-                PdfLine(b.text, (PAGE_W - text_width(b.text, size)) / 2, size, 6)
+                PdfLine(b.text, left + (body_w - text_width(b.text, size)) / 2, size, 6)
             )
         elif b.kind == "meta":
             size = 10.0
-            x = (PAGE_W - text_width(b.text, size)) / 2
+            x = left + (body_w - text_width(b.text, size)) / 2
             out.append(PdfLine(b.text, x, size, 4))
         elif b.kind == "chapter":
             size = 13.0
             x = (
-                MARGIN_X
+                left
                 if DECIMAL_RE.match(b.text)
-                else (PAGE_W - text_width(b.text, size)) / 2
+                else left + (body_w - text_width(b.text, size)) / 2
             )
             out.append(PdfLine(b.text, x, size, 12))
         elif b.kind == "section":
-            out.append(PdfLine(b.text, MARGIN_X, 12.0, 6))
+            out.append(PdfLine(b.text, left, 12.0, 6))
         else:
-            indent = 2 * BODY_SIZE
-            for i, line in enumerate(wrap(b.text, BODY_SIZE, body_w, indent)):
-                x = MARGIN_X + (indent if i == 0 else 0)
-                out.append(PdfLine(line, x, BODY_SIZE, 2 if i == 0 else 0))
+            indent = 2 * body_size
+            for i, line in enumerate(wrap(b.text, body_size, body_w, indent)):
+                x = left + (indent if i == 0 else 0)
+                out.append(PdfLine(line, x, body_size, 2 if i == 0 else 0))
     return out
 
 
@@ -819,6 +972,10 @@ def paginate(lines: list[PdfLine]) -> list[list[tuple[PdfLine, float]]]:
     pages: list[list[tuple[PdfLine, float]]] = [[]]
     y = BODY_TOP
     for ln in lines:
+        if ln.page_break:
+            pages.append([])
+            y = BODY_TOP
+            continue
         step = ln.space_before + ln.size * LINE_GAP
         if pages[-1] and y + step > BODY_BOTTOM:
             pages.append([])
@@ -828,34 +985,50 @@ def paginate(lines: list[PdfLine]) -> list[list[tuple[PdfLine, float]]]:
     return pages
 
 
-def write_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+def running_header(page: pymupdf.Page) -> None:
+    hx = (PAGE_W - text_width(PDF_HEADER, 9)) / 2
+    page.insert_text(
+        (hx, 44),
+        PDF_HEADER,
+        fontname=CJK_FONT,
+        fontsize=9,
+        color=(0.35, 0.35, 0.35),
+    )
+    page.draw_line(
+        (MARGIN_X, 52), (PAGE_W - MARGIN_X, 52), color=(0.6, 0.6, 0.6), width=0.5
+    )
+
+
+def running_footer(page: pymupdf.Page, n: int, total: int) -> None:
+    footer = f"第 {n} 页 共 {total} 页"
+    fx = (PAGE_W - text_width(footer, 9)) / 2
+    page.insert_text(
+        (fx, PAGE_H - 40),
+        footer,
+        fontname=CJK_FONT,
+        fontsize=9,
+        color=(0.35, 0.35, 0.35),
+    )
+
+
+def build_pdf(blocks: list[Block]) -> pymupdf.Document:
     pages = paginate(layout_pdf_lines(blocks))
-    total = len(pages)
     doc = pymupdf.open()
     for n, page_lines in enumerate(pages, start=1):
         page = doc.new_page(width=PAGE_W, height=PAGE_H)
-        hx = (PAGE_W - text_width(PDF_HEADER, 9)) / 2
-        page.insert_text(
-            (hx, 44),
-            PDF_HEADER,
-            fontname=CJK_FONT,
-            fontsize=9,
-            color=(0.35, 0.35, 0.35),
-        )
-        page.draw_line(
-            (MARGIN_X, 52), (PAGE_W - MARGIN_X, 52), color=(0.6, 0.6, 0.6), width=0.5
-        )
+        running_header(page)
         for ln, y in page_lines:
             page.insert_text((ln.x, y), ln.text, fontname=CJK_FONT, fontsize=ln.size)
-        footer = f"第 {n} 页 共 {total} 页"
-        fx = (PAGE_W - text_width(footer, 9)) / 2
-        page.insert_text(
-            (fx, PAGE_H - 40),
-            footer,
-            fontname=CJK_FONT,
-            fontsize=9,
-            color=(0.35, 0.35, 0.35),
-        )
+        running_footer(page, n, len(pages))
+    return doc
+
+
+def write_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+    save_pdf(build_pdf(blocks), sample, blocks, path)
+
+
+def save_pdf(doc: pymupdf.Document, sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+    """Fixed metadata and no random file id keep the bytes reproducible."""
     title = next(b.text for b in blocks if b.kind == "title")
     doc.set_metadata(
         {
@@ -872,6 +1045,122 @@ def write_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
     )
     path.write_bytes(doc.tobytes(garbage=4, deflate=True, no_new_id=True))
     doc.close()
+
+
+# ---------------------------------------------------------------------------
+# PDFs for layout handling: scanned, a table across pages, two columns
+# ---------------------------------------------------------------------------
+
+SCAN_DPI = 150
+
+
+def write_scanned_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+    """Each page of the text PDF rendered to a grayscale image: no text layer remains."""
+    text_pdf = build_pdf(blocks)
+    scan = pymupdf.open()
+    for page in text_pdf:
+        pix = page.get_pixmap(dpi=SCAN_DPI, colorspace=pymupdf.csGRAY)
+        scan_page = scan.new_page(width=PAGE_W, height=PAGE_H)
+        scan_page.insert_image(scan_page.rect, stream=pix.tobytes("png"))
+    text_pdf.close()
+    save_pdf(scan, sample, blocks, path)
+
+
+def draw_lines(page: pymupdf.Page, lines: list[PdfLine], y: float) -> float:
+    """Lines below y; returns the last baseline."""
+    for ln in lines:
+        y += ln.space_before + ln.size * LINE_GAP
+        page.insert_text((ln.x, y), ln.text, fontname=CJK_FONT, fontsize=ln.size)
+    return y
+
+
+def draw_cell(page: pymupdf.Page, rect: pymupdf.Rect, text: str, size: float,
+              fill: tuple[float, float, float] | None = None) -> None:
+    page.draw_rect(rect, color=(0, 0, 0), fill=fill, width=0.6)
+    for i, line in enumerate(wrap(text, size, rect.width - 8)):
+        page.insert_text((rect.x0 + 4, rect.y0 + 4 + size * (1.3 * i + 1)), line,
+                         fontname=CJK_FONT, fontsize=size)
+
+
+def column_edges() -> list[float]:
+    xs = [MARGIN_X]
+    for w in EXPENSE_STANDARDS_COL_W:
+        xs.append(xs[-1] + w)
+    return xs
+
+
+def draw_table_rows(page: pymupdf.Page, rows: list[list[str | None]], y: float,
+                    size: float) -> float:
+    """Ruled rows from y down; a None cell is covered by the cell above (first column) or on
+    its left (other columns). Returns the bottom of the last row."""
+    xs = column_edges()
+    tops = [y]
+    for row in rows:
+        lines = max(len(wrap(c, size, xs[i + 1] - xs[i] - 8)) for i, c in enumerate(row) if c)
+        tops.append(tops[-1] + 8 + size * 1.3 * lines)
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            if cell is None:
+                continue
+            r_end = r + 1
+            while c == 0 and r_end < len(rows) and rows[r_end][0] is None:
+                r_end += 1
+            c_end = c + 1
+            while c_end < len(row) and row[c_end] is None:
+                c_end += 1
+            draw_cell(page, pymupdf.Rect(xs[c], tops[r], xs[c_end], tops[r_end]), cell, size)
+    return tops[-1]
+
+
+def write_table_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+    """Intro clauses, then 表1 with its header row on page 1 only, then closing clauses."""
+    size = 9.5
+    doc = pymupdf.open()
+    page = doc.new_page(width=PAGE_W, height=PAGE_H)
+    running_header(page)
+    y = draw_lines(page, layout_pdf_lines(blocks), BODY_TOP) + 10
+    xs = column_edges()
+    for i, text in enumerate(EXPENSE_STANDARDS_HEADER):
+        rect = pymupdf.Rect(xs[i], y, xs[i + 1], y + 22)
+        draw_cell(page, rect, text, 10.0, fill=(0.88, 0.88, 0.88))
+    first = EXPENSE_STANDARDS_ROWS[:EXPENSE_STANDARDS_ROWS_PAGE_1]
+    if draw_table_rows(page, first, y + 22, size) > BODY_BOTTOM:
+        raise SystemExit("expense_standards.pdf: the page-1 rows do not fit on page 1")
+    page = doc.new_page(width=PAGE_W, height=PAGE_H)
+    running_header(page)
+    rest = EXPENSE_STANDARDS_ROWS[EXPENSE_STANDARDS_ROWS_PAGE_1:]
+    y = draw_table_rows(page, rest, BODY_TOP - 12, size)
+    draw_lines(page, layout_pdf_lines(parse_markup(EXPENSE_STANDARDS_OUTRO)), y + 4)
+    for n, p in enumerate(doc, start=1):
+        running_footer(p, n, doc.page_count)
+    save_pdf(doc, sample, blocks, path)
+
+
+def write_columns_pdf(sample: SampleDoc, blocks: list[Block], path: Path) -> None:
+    """Title and meta lines across the page, then the body flowing through two columns."""
+    head = [b for b in blocks if b.kind in {"title", "meta"}]
+    body = [b for b in blocks if b.kind not in {"title", "meta"}]
+    col_w = (PAGE_W - 2 * MARGIN_X - HANDBOOK_GUTTER) / 2
+    lines = layout_pdf_lines(body, 0.0, col_w, HANDBOOK_BODY_SIZE)
+    doc = pymupdf.open()
+    page = doc.new_page(width=PAGE_W, height=PAGE_H)
+    running_header(page)
+    top = draw_lines(page, layout_pdf_lines(head), BODY_TOP) + 10
+    column, y = 0, top
+    for ln in lines:
+        step = ln.space_before + ln.size * LINE_GAP
+        if y + step > BODY_BOTTOM:
+            column, y = column + 1, (top if doc.page_count == 1 else BODY_TOP)
+            if column == 2:
+                page = doc.new_page(width=PAGE_W, height=PAGE_H)
+                running_header(page)
+                column, y = 0, BODY_TOP
+        y += step
+        x = MARGIN_X + column * (col_w + HANDBOOK_GUTTER) + ln.x
+        page.insert_text((x, y), ln.text, fontname=CJK_FONT, fontsize=ln.size)
+    for n, p in enumerate(doc, start=1):
+        running_footer(p, n, doc.page_count)
+    save_pdf(doc, sample, blocks, path)
 
 
 # ---------------------------------------------------------------------------
@@ -1044,6 +1333,12 @@ def main() -> int:
             effective_date_line(blocks)
             if sample.fmt == "pdf":
                 write_pdf(sample, blocks, path)
+            elif sample.fmt == "scanned":
+                write_scanned_pdf(sample, blocks, path)
+            elif sample.fmt == "table":
+                write_table_pdf(sample, blocks, path)
+            elif sample.fmt == "columns":
+                write_columns_pdf(sample, blocks, path)
             elif sample.fmt == "docx":
                 write_docx(sample, blocks, path)
             else:

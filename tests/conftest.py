@@ -7,13 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests_support import SAMPLE_DOCS
 
 from flows.quiet import quiet
 
 quiet()
-
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE_DOCS = REPO / "sample_docs"
 
 
 @pytest.fixture

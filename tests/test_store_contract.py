@@ -6,6 +6,9 @@ its name to the params list and a branch to the factory.
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -44,31 +47,101 @@ def flt(**overrides) -> SearchFilter:
 
 
 # ---- factories ----------------------------------------------------------------------------------
+# Production engines are the ones `deploy/local/engines.sh start` runs (`make test` starts them).
+# A test against an engine that is not running fails with that advice; it never skips.
 
-@pytest.fixture(params=["milvus-lite"])
+ES_URL = os.environ.get("KBFLOW_ES_URL", "http://127.0.0.1:9200")
+NEO4J_URI = os.environ.get("KBFLOW_NEO4J_URI", "bolt://127.0.0.1:7687")
+MILVUS_URI = os.environ.get("KBFLOW_MILVUS_URI", "http://127.0.0.1:19530")
+
+
+def unique_name(prefix: str = "kbflow_test") -> str:
+    """A name no other test (or run) uses, so tests never see each other's data."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def require_engine(name: str, url: str, probe: Callable[[], object]) -> str:
+    try:
+        probe()
+    except Exception as exc:  # noqa: BLE001 - whatever the client raises, the advice is the same
+        pytest.fail(f"{name} is not reachable at {url} ({type(exc).__name__}: {exc}); "
+                    "start it with `deploy/local/engines.sh start`", pytrace=False)
+    return url
+
+
+@pytest.fixture(scope="session")
+def es_url() -> str:
+    from elasticsearch import Elasticsearch
+
+    with Elasticsearch(ES_URL, request_timeout=10) as es:
+        return require_engine("Elasticsearch", ES_URL, es.cluster.health)
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri() -> str:
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(NEO4J_URI, auth=None, connection_timeout=10) as driver:
+        return require_engine("Neo4j", NEO4J_URI, driver.verify_connectivity)
+
+
+@pytest.fixture(scope="session")
+def milvus_uri() -> str:
+    from pymilvus import MilvusClient
+
+    return require_engine("Milvus", MILVUS_URI,
+                          lambda: MilvusClient(uri=MILVUS_URI, timeout=10).list_collections())
+
+
+@pytest.fixture(params=["milvus-lite", "milvus-grpc"])
 def vector_store(request: pytest.FixtureRequest, tmp_path: Path):
     from ingest.stores.milvus import MilvusVectorStore
 
-    store = MilvusVectorStore(str(tmp_path / "milvus.db"), DIM, "test-model")
+    if request.param == "milvus-lite":
+        store = MilvusVectorStore(str(tmp_path / "milvus.db"), DIM, "test-model")
+        yield store
+        store.close()
+        return
+    uri = request.getfixturevalue("milvus_uri")
+    store = MilvusVectorStore(uri, DIM, "test-model", collection=unique_name())
     yield store
+    store.drop()
     store.close()
 
 
-@pytest.fixture(params=["sqlite-fts5"])
+@pytest.fixture(params=["sqlite-fts5", "elasticsearch"])
 def lexical_store(request: pytest.FixtureRequest, tmp_path: Path):
-    from ingest.stores.sqlite_lexical import SqliteLexicalStore
+    if request.param == "sqlite-fts5":
+        from ingest.stores.sqlite_lexical import SqliteLexicalStore
 
-    store = SqliteLexicalStore(tmp_path / "lexical.db")
+        store = SqliteLexicalStore(tmp_path / "lexical.db")
+        yield store
+        store.close()
+        return
+    from ingest.stores.elasticsearch import ElasticsearchLexicalStore
+
+    store = ElasticsearchLexicalStore(request.getfixturevalue("es_url"), alias=unique_name())
     yield store
+    store.drop()
+    store.drop_template()
     store.close()
 
 
-@pytest.fixture(params=["ladybug"])
+@pytest.fixture(params=["ladybug", "neo4j"])
 def graph_store(request: pytest.FixtureRequest, tmp_path: Path):
-    from ingest.stores.ladybug_graph import LadybugGraphStore
+    if request.param == "ladybug":
+        from ingest.stores.ladybug_graph import LadybugGraphStore
 
-    store = LadybugGraphStore(tmp_path / "graph.lbug")
+        store = LadybugGraphStore(tmp_path / "graph.lbug")
+        yield store
+        store.close()
+        return
+    from ingest.stores.neo4j_graph import Neo4jGraphStore
+
+    store = Neo4jGraphStore(request.getfixturevalue("neo4j_uri"), generation=unique_name("t"),
+                            alias=unique_name())
     yield store
+    store.drop()
     store.close()
 
 

@@ -1,16 +1,34 @@
 """Chunk stage: clause-aware chunks with stable ids, parent sections and contextual prefixes.
 
-A chunk's id comes from doc_id, version and its structural path (the clause number, or the
-heading path plus a paragraph ordinal), never from a position counter over the whole document,
-so an edit to clause 4.2 changes only the chunks of clause 4.2.
+Structure first: 第X编/章/节 and short numbered lines ("2.2 口令要求") or Markdown/HTML/DOCX
+headings open sections; every 第X条 and "4.2"/"4.2.1" clause starts a unit of its own; list items
+((一), (1), 1.) and unnumbered paragraphs (款) stay in the clause they follow; each table row is
+a unit that is never split. A unit that fits the token budget is one chunk. A longer unit becomes
+a parent with "#n" pieces cut at line (list-item, paragraph) boundaries first, then at sentence
+ends with an overlap, a run-on sentence last of all by tokens.
+
+A chunk's id comes from doc_id, version and its structural path (the clause number, a table row's
+key cells, or a paragraph run anchored on the unit before it), never from a position counter over
+the document, so an edit to clause 4.2 changes only the chunks of clause 4.2 (and its
+neighbours' prev/next links).
+
+Parents (a section "…/§", or the whole of a clause that was cut into pieces) are not embedded:
+they are usually far over the model's token limit, so a vector would describe only a truncated
+head of them, and their children already put every sentence in the vector index. They are stored
+in the manifest and the lexical store, so a hit on a child can be widened to its clause or
+section when an answer is assembled.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import xxhash
+from pydantic import BaseModel, ConfigDict
 
+from ingest.config import Settings
 from ingest.models import Block, BlockKind, Chunk, ChunkKind, ParsedDocument
 from ingest.text import (
     ARTICLE,
@@ -18,54 +36,115 @@ from ingest.text import (
     DECIMAL,
     PART,
     SECTION,
+    SENTENCE_END,
     TOP_NUMBER,
     content_hash,
     estimate_tokens,
-    split_sentences,
 )
 
-CHUNKER_VERSION = "kbflow-chunk@0.1"
+log = logging.getLogger(__name__)
+
+CHUNKER_VERSION = "kbflow-chunk@0.2"
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
+_LINE_END = tuple("。！？；;.!?:：")
+
+TokenCounter = Callable[[str], int]
 
 
-@dataclass(frozen=True)
-class _Heading:
-    level: int
-    label: str  # the number ("第二章", "4.2") or, without one, the heading text
-    text: str
+class ChunkParams(BaseModel):
+    """Everything that decides where chunks are cut; its hash is part of `version`."""
 
+    model_config = ConfigDict(frozen=True)
 
-@dataclass
-class _Unit:
-    """Consecutive blocks that belong together (one clause, a paragraph run, a table row)."""
-
-    kind: ChunkKind
-    headings: tuple[_Heading, ...]
-    clause_no: str | None
-    path: str
-    texts: list[str]
-    page_start: int
-    page_end: int
-    char_start: int
-    char_end: int
-    children: list[str] = field(default_factory=list)
+    token_cap: int = 200  # prefix + text, in the counter's tokens (clamped to the model's limit)
+    min_tokens: int = 48  # pieces of a long clause are merged up to this size
+    overlap_sentences: int = 1  # sentences repeated when a long paragraph is cut by sentence
+    tokenizer: str = "heuristic"  # what counts tokens: the embedding model's name, or heuristic
+    prefixes: bool = True  # the deterministic "《title》version / headings / clause" prefix
+    context_model: str = ""  # the LLM writing situating contexts ("" when off)
 
     @property
-    def text(self) -> str:
-        return "\n".join(self.texts)
+    def version(self) -> str:
+        """Stored on every chunk: a parameter change makes the flow re-chunk the document."""
+        digest = xxhash.xxh64_hexdigest(self.model_dump_json().encode())[:8]
+        return f"{CHUNKER_VERSION}+{digest}"
+
+
+def chunk_params(settings: Settings) -> ChunkParams:
+    return ChunkParams(
+        token_cap=settings.chunk_token_cap, min_tokens=settings.chunk_min_tokens,
+        overlap_sentences=settings.chunk_overlap_sentences, tokenizer=settings.embedding_model,
+        prefixes=settings.chunk_prefixes,
+        context_model=settings.llm_model if settings.llm_base_url else "",
+    )
 
 
 def chunk_id(doc_id: str, version_id: str, path: str) -> str:
     return xxhash.xxh64_hexdigest(f"{doc_id}\x1f{version_id}\x1f{path}".encode())
 
 
-def chunk_document(doc: ParsedDocument, token_cap: int) -> list[Chunk]:
-    """Parents first, then children in reading order with prev/next links."""
-    units = _units(doc)
-    builder = _Builder(doc, token_cap)
-    for unit in units:
+def embed_text(prefix: str, text: str, context: str = "") -> str:
+    """The same join as Chunk.embed_text: what the budget is measured on."""
+    return "\n".join(part for part in (prefix, context, text) if part)
+
+
+def over_budget(chunks: Iterable[Chunk], count_tokens: TokenCounter, limit: int) -> int:
+    """Embedded chunks whose text the model would truncate (expected 0; table rows may not be
+    split, so an oversized row is the one way to get here)."""
+    return sum(
+        1 for c in chunks if c.kind != ChunkKind.PARENT and count_tokens(c.embed_text) > limit
+    )
+
+
+def chunk_document(doc: ParsedDocument, params: ChunkParams | None = None,
+                   count_tokens: TokenCounter = estimate_tokens,
+                   max_tokens: int | None = None) -> list[Chunk]:
+    """Parents first, then children in reading order with prev/next links.
+
+    `count_tokens` should be the embedding model's tokenizer (with special tokens) and
+    `max_tokens` its limit; the heuristic default keeps the chunker usable without the model.
+    """
+    params = params or ChunkParams()
+    limit = min(params.token_cap, max_tokens or params.token_cap)
+    builder = _Builder(doc, params, count_tokens, limit)
+    for unit in _units(doc):
         builder.add(unit)
     return builder.finish()
+
+
+# ---- structure: blocks → units ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    page: int
+    start: int  # character offset in the document's blocks joined by "\n"
+
+
+@dataclass(frozen=True)
+class _Heading:
+    level: int
+    label: str  # the number ("第二章", "4.2") or, without one, the heading text
+    line: _Line
+
+    @property
+    def text(self) -> str:
+        return self.line.text
+
+
+@dataclass
+class _Unit:
+    """Consecutive lines that belong together (one clause, a paragraph run, a table row)."""
+
+    kind: ChunkKind
+    headings: tuple[_Heading, ...]
+    clause_no: str | None
+    path: str
+    lines: list[_Line] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
 
 
 def _heading_level(block: Block, title: str) -> int | None:
@@ -97,6 +176,22 @@ def _clause_no(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _is_list_item(block: Block, current: _Unit | None) -> bool:
+    """"1. …" inside a clause is one of its list items, not a clause or a heading: always inside
+    第X条; inside "4.2" when it is item 1 or follows item n-1 (else it is the next chapter)."""
+    match = TOP_NUMBER.match(block.text)
+    if (match is None or current is None or current.kind != ChunkKind.CLAUSE
+            or block.kind != BlockKind.PARAGRAPH):
+        return False
+    number = int(match.group(1))
+    if ARTICLE.match(current.clause_no or ""):
+        return True
+    previous = TOP_NUMBER.match(current.lines[-1].text) if len(current.lines) > 1 else None
+    return "." in (current.clause_no or "") and (
+        number == 1 or (previous is not None and int(previous.group(1)) == number - 1)
+    )
+
+
 def _units(doc: ParsedDocument) -> list[_Unit]:
     title = doc.meta.title
     headings: list[_Heading] = []
@@ -104,28 +199,29 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
     current: _Unit | None = None
     offset = 0
     for block in doc.blocks:
-        start, offset = offset, offset + len(block.text) + 1
+        line, offset = _Line(block.text, block.page, offset), offset + len(block.text) + 1
         if block.text.strip("《》 ") == title:
             continue  # the title is in every prefix already
-        level = None if block.kind == BlockKind.TABLE_ROW else _heading_level(block, title)
+        if block.kind == BlockKind.TABLE:
+            continue  # a whole table is for reading; its rows follow as TABLE_ROW blocks
+        list_item = _is_list_item(block, current)
+        is_row = block.kind == BlockKind.TABLE_ROW
+        level = None if is_row or list_item else _heading_level(block, title)
         if level is not None:
             headings = [h for h in headings if h.level < level]
-            headings.append(_Heading(level, _label(block.text), block.text))
+            headings.append(_Heading(level, _label(block.text), line))
             current = None
+            continue
+        clause_no = None if is_row or list_item else _clause_no(block.text)
+        if (current is not None and clause_no is None and not is_row
+                and current.kind != ChunkKind.TABLE_ROW):
+            current.lines.append(line)  # a list item or paragraph (款) of the unit before
             continue
         section = tuple(headings)
         base = "/".join(h.label for h in section)
-        clause_no = None if block.kind == BlockKind.TABLE_ROW else _clause_no(block.text)
-        joins_current = (
-            current is not None and clause_no is None and block.kind != BlockKind.TABLE_ROW
-            and current.kind != ChunkKind.TABLE_ROW
-        )
-        if joins_current:
-            current.texts.append(block.text)
-            current.page_end, current.char_end = block.page, start + len(block.text)
-            continue
-        if block.kind == BlockKind.TABLE_ROW:
-            kind, path = ChunkKind.TABLE_ROW, f"{base}/row:{block.text.split(';')[0]}"
+        if is_row:
+            key = "; ".join(block.text.split("; ")[:2])
+            kind, path = ChunkKind.TABLE_ROW, f"{base}/row:{key}"
         elif clause_no and ARTICLE.match(block.text):
             kind, path = ChunkKind.CLAUSE, clause_no  # 第X条 numbers are unique in a document
         elif clause_no:
@@ -133,39 +229,152 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             path = clause_no if "." in clause_no else f"{base}/{clause_no}"
             kind = ChunkKind.CLAUSE
         else:
-            kind, path = ChunkKind.PARAGRAPH, f"{base}/¶"
+            # Anchored on the unit before it in the section, not numbered: a paragraph inserted
+            # elsewhere renames nothing.
+            before = units[-1] if units and units[-1].headings == section else None
+            kind, path = ChunkKind.PARAGRAPH, f"{before.path if before else base}/¶"
         inherited = next((h.label for h in reversed(section) if _clause_no(h.text)), None)
-        current = _Unit(
-            kind=kind, headings=section, clause_no=clause_no or inherited, path=path,
-            texts=[block.text], page_start=block.page, page_end=block.page,
-            char_start=start, char_end=start + len(block.text),
-        )
+        current = _Unit(kind, section, clause_no or inherited, path, [line])
         units.append(current)
     return _unique_paths(units)
 
 
 def _unique_paths(units: list[_Unit]) -> list[_Unit]:
-    """Paragraph runs are numbered per section; any other repeated path gets a ~n suffix."""
     seen: dict[str, int] = {}
     for unit in units:
-        n = seen.get(unit.path, 0) + 1
-        seen[unit.path] = n
-        if unit.path.endswith("/¶"):
-            unit.path = f"{unit.path}{n}"
-        elif n > 1:
+        n = seen[unit.path] = seen.get(unit.path, 0) + 1
+        if n > 1:
             unit.path = f"{unit.path}~{n}"
     return units
 
 
+# ---- budget: units → pieces -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Seg:
+    """A character range of one line; a piece is a run of consecutive segments."""
+
+    line: _Line
+    lo: int
+    hi: int
+
+
+def _piece_text(piece: list[_Seg]) -> str:
+    """The source text of a piece: ranges on the same line are merged (overlaps included)."""
+    parts: list[_Seg] = []
+    for seg in piece:
+        if parts and parts[-1].line is seg.line:
+            last = parts[-1]
+            parts[-1] = _Seg(seg.line, min(last.lo, seg.lo), max(last.hi, seg.hi))
+        else:
+            parts.append(seg)
+    return "\n".join(s.line.text[s.lo : s.hi].strip() for s in parts)
+
+
+class _Splitter:
+    """Cuts a unit that is over the budget; boundaries depend on nearby text only, so an edit
+    moves the boundaries of the piece it is in, not of every piece after it."""
+
+    def __init__(self, prefix: str, count: TokenCounter, limit: int, params: ChunkParams) -> None:
+        self.prefix, self.count, self.limit, self.params = prefix, count, limit, params
+
+    def fits(self, piece: list[_Seg]) -> bool:
+        return self.count(embed_text(self.prefix, _piece_text(piece))) <= self.limit
+
+    def small(self, piece: list[_Seg]) -> bool:
+        return self.count(_piece_text(piece)) < self.params.min_tokens
+
+    def split(self, lines: list[_Line]) -> list[list[_Seg]]:
+        """Lines packed into pieces: a piece grows while it is small or the next line is small
+        (and the budget allows); a line over the budget alone is cut by sentence."""
+        pieces: list[list[_Seg]] = []
+        for atom in self._atoms(lines):
+            if pieces and self.fits(pieces[-1] + atom) and (
+                self.small(pieces[-1]) or self.small(atom)
+            ):
+                pieces[-1].extend(atom)
+            else:
+                pieces.append(list(atom))
+        return pieces
+
+    def _atoms(self, lines: list[_Line]) -> list[list[_Seg]]:
+        """One atom per line; a short label line without end punctuation ("SEC-1001 口令已过期")
+        goes with the line after it."""
+        atoms: list[list[_Seg]] = []
+        label: _Seg | None = None
+        for line in lines:
+            seg = _Seg(line, 0, len(line.text))
+            if label is not None:
+                if self.fits([label, seg]):
+                    atoms.append([label, seg])
+                    label = None
+                    continue
+                atoms.append([label])
+                label = None
+            if not line.text.endswith(_LINE_END) and self.small([seg]) and self.fits([seg]):
+                label = seg
+            elif self.fits([seg]):
+                atoms.append([seg])
+            else:
+                atoms += self._sentence_pieces(seg)
+        if label is not None:
+            atoms.append([label])
+        return atoms
+
+    def _sentence_pieces(self, seg: _Seg) -> list[list[_Seg]]:
+        """Sentences packed under the budget; each piece repeats the previous piece's last
+        sentence(s) when that still fits."""
+        pieces: list[list[_Seg]] = []
+        current: list[_Seg] = []
+        for sentence in self._sentences(seg):
+            if current and not self.fits([*current, sentence]):
+                pieces.append(current)
+                overlap = self.params.overlap_sentences
+                keep = current[-overlap:] if overlap else []
+                current = keep if keep and self.fits([*keep, sentence]) else []
+            current.append(sentence)
+        return [*pieces, current] if current else pieces
+
+    def _sentences(self, seg: _Seg) -> list[_Seg]:
+        text, out, start = seg.line.text, [], seg.lo
+        for match in SENTENCE_END.finditer(text, seg.lo, seg.hi):
+            if match.start() > start:
+                out += self._cut(_Seg(seg.line, start, match.start()))
+            start = match.end()
+        if start < seg.hi:
+            out += self._cut(_Seg(seg.line, start, seg.hi))
+        return [s for s in out if s.line.text[s.lo : s.hi].strip()]
+
+    def _cut(self, seg: _Seg) -> list[_Seg]:
+        """A run-on sentence cut by tokens: the longest head that fits, repeatedly."""
+        out = []
+        lo = seg.lo
+        while not self.fits([_Seg(seg.line, lo, seg.hi)]):
+            low, high = lo + 1, seg.hi  # the head [lo, low) always advances by one character
+            while low < high:
+                mid = (low + high + 1) // 2
+                if self.fits([_Seg(seg.line, lo, mid)]):
+                    low = mid
+                else:
+                    high = mid - 1
+            out.append(_Seg(seg.line, lo, low))
+            lo = low
+        return [*out, _Seg(seg.line, lo, seg.hi)]
+
+
+# ---- units → chunks ---------------------------------------------------------------------------
+
 class _Builder:
-    def __init__(self, doc: ParsedDocument, token_cap: int) -> None:
-        self.doc = doc
-        self.cap = token_cap
+    def __init__(self, doc: ParsedDocument, params: ChunkParams, count: TokenCounter,
+                 limit: int) -> None:
+        self.doc, self.params, self.count, self.limit = doc, params, count, limit
         self.parents: dict[tuple[_Heading, ...], _Unit] = {}
         self.children: list[Chunk] = []
         self.extra_parents: list[Chunk] = []
 
     def prefix(self, headings: tuple[_Heading, ...], clause_no: str | None) -> str:
+        if not self.params.prefixes:
+            return ""
         meta = self.doc.meta
         version = meta.version_id if meta.version_id[:1].isalpha() else f"v{meta.version_id}"
         parts = [f"《{meta.title or meta.doc_id}》{version}", *(h.text for h in headings)]
@@ -174,30 +383,38 @@ class _Builder:
         return " / ".join(parts)
 
     def add(self, unit: _Unit) -> None:
+        self._add_to_sections(unit)
+        section_parent = self._parent_id(unit.headings)
+        prefix = self.prefix(unit.headings, unit.clause_no)
+        whole = [_Seg(line, 0, len(line.text)) for line in unit.lines]
+        splitter = _Splitter(prefix, self.count, self.limit, self.params)
+        if unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole):
+            if not splitter.fits(whole):
+                log.warning("%s: table row %s is over the %d-token budget and is kept whole",
+                            self.doc.meta.doc_id, unit.path, self.limit)
+            self.children.append(self._chunk(unit, unit.path, whole, prefix, section_parent))
+            return
+        parent = self._chunk(unit, unit.path, whole, prefix, section_parent, ChunkKind.PARENT)
+        self.extra_parents.append(parent)
+        for i, piece in enumerate(splitter.split(unit.lines), start=1):
+            self.children.append(
+                self._chunk(unit, f"{unit.path}#{i}", piece, prefix, parent.chunk_id)
+            )
+
+    def _add_to_sections(self, unit: _Unit) -> None:
+        """Every enclosing section's parent gets the unit's lines (and nested headings)."""
+        chain: list[_Unit] = []
         for depth in range(1, len(unit.headings) + 1):
             section = unit.headings[:depth]
             parent = self.parents.get(section)
             if parent is None:
-                heading = section[-1]
-                parent = self.parents[section] = _Unit(
-                    kind=ChunkKind.PARENT, headings=section[:-1], clause_no=None,
-                    path="/".join(h.label for h in section) + "/§", texts=[heading.text],
-                    page_start=unit.page_start, page_end=unit.page_end,
-                    char_start=unit.char_start, char_end=unit.char_end,
-                )
-            parent.texts.append(unit.text)
-            parent.page_end, parent.char_end = unit.page_end, unit.char_end
-        section_parent = self._parent_id(unit.headings)
-        prefix = self.prefix(unit.headings, unit.clause_no)
-        budget = self.cap - estimate_tokens(prefix) - 1
-        if estimate_tokens(unit.text) <= budget:
-            self.children.append(self._chunk(unit, unit.path, unit.text, prefix, section_parent))
-            return
-        whole = self._chunk(unit, unit.path, unit.text, prefix, section_parent, ChunkKind.PARENT)
-        self.extra_parents.append(whole)
-        for i, piece in enumerate(_pieces(unit.text, budget), start=1):
-            self.children.append(self._chunk(unit, f"{unit.path}#{i}", piece, prefix,
-                                             whole.chunk_id))
+                path = "/".join(h.label for h in section) + "/§"
+                parent = self.parents[section] = _Unit(ChunkKind.PARENT, section[:-1], None, path)
+                for enclosing in [*chain, parent]:
+                    enclosing.lines.append(section[-1].line)
+            chain.append(parent)
+        for parent in chain:
+            parent.lines.extend(unit.lines)
 
     def _parent_id(self, headings: tuple[_Heading, ...]) -> str | None:
         if not headings:
@@ -205,64 +422,64 @@ class _Builder:
         meta = self.doc.meta
         return chunk_id(meta.doc_id, meta.version_id, "/".join(h.label for h in headings) + "/§")
 
-    def _chunk(self, unit: _Unit, path: str, text: str, prefix: str, parent: str | None,
+    def _chunk(self, unit: _Unit, path: str, piece: list[_Seg], prefix: str, parent: str | None,
                kind: ChunkKind | None = None) -> Chunk:
         meta = self.doc.meta
+        text = _piece_text(piece)
         return Chunk(
             doc_id=meta.doc_id, version_id=meta.version_id,
             chunk_id=chunk_id(meta.doc_id, meta.version_id, path), parent_chunk_id=parent,
             kind=kind or unit.kind, text=text, prefix=prefix,
             title_path=[h.text for h in unit.headings], clause_no=unit.clause_no,
-            structural_path=path, page_start=unit.page_start, page_end=unit.page_end,
-            char_start=unit.char_start, char_end=unit.char_end, tenant_id=meta.tenant_id,
+            structural_path=path, page_start=min(s.line.page for s in piece),
+            page_end=max(s.line.page for s in piece),
+            char_start=min(s.line.start + s.lo for s in piece),
+            char_end=max(s.line.start + s.hi for s in piece), tenant_id=meta.tenant_id,
             acl=meta.acl, source_uri=meta.source_uri, effective_from=meta.effective_from,
             effective_to=meta.effective_to, parser_version=self.doc.parser_version,
-            chunker_version=CHUNKER_VERSION, content_hash=content_hash(f"{prefix}\n{text}"),
+            chunker_version=self.params.version,
+            content_hash=content_hash(embed_text(prefix, text)),
         )
 
     def finish(self) -> list[Chunk]:
         for prev, nxt in zip(self.children, self.children[1:], strict=False):
             prev.next_chunk_id, nxt.prev_chunk_id = nxt.chunk_id, prev.chunk_id
         sections = [
-            self._chunk(unit, unit.path, unit.text, self.prefix(unit.headings, None),
-                        self._parent_id(unit.headings))
+            self._chunk(unit, unit.path, [_Seg(line, 0, len(line.text)) for line in unit.lines],
+                        self.prefix(unit.headings, None), self._parent_id(unit.headings))
             for unit in self.parents.values()
         ]
         return sections + self.extra_parents + self.children
 
 
-def _pieces(text: str, budget: int) -> list[str]:
-    """Paragraphs packed under the budget; an oversized paragraph is cut at sentence ends, each
-    piece repeating the previous piece's last sentence."""
-    pieces: list[str] = []
-    for paragraph in text.split("\n"):
-        joined = f"{pieces[-1]}\n{paragraph}" if pieces else paragraph
-        if pieces and estimate_tokens(joined) <= budget:
-            pieces[-1] = joined
-        elif estimate_tokens(paragraph) <= budget:
-            pieces.append(paragraph)
-        else:
-            pieces += _sentence_pieces(paragraph, budget)
-    return pieces
+# ---- inspection -------------------------------------------------------------------------------
+
+def describe(chunks: list[Chunk], count_tokens: TokenCounter, limit: int) -> list[dict]:
+    """One row per chunk in reading order, a parent before its children: where each boundary is
+    and why it is there (for `kbflow chunks`)."""
+    paths = {c.chunk_id: c.structural_path for c in chunks}
+    ordered = sorted(chunks, key=lambda c: (c.char_start, c.kind != ChunkKind.PARENT,
+                                            -c.char_end, c.structural_path))
+    rows = []
+    for c in ordered:
+        tokens = count_tokens(c.embed_text)
+        rows.append({
+            "chunk_id": c.chunk_id, "path": c.structural_path, "kind": str(c.kind),
+            "why": _why(c), "clause_no": c.clause_no, "pages": [c.page_start, c.page_end],
+            "chars": [c.char_start, c.char_end], "tokens": tokens,
+            "over_limit": c.kind != ChunkKind.PARENT and tokens > limit,
+            "parent": paths.get(c.parent_chunk_id or ""), "prefix": c.prefix,
+            "context": c.context, "text": c.text,
+        })
+    return rows
 
 
-def _sentence_pieces(text: str, budget: int) -> list[str]:
-    pieces: list[list[str]] = [[]]
-    for sentence in split_sentences(text):
-        while estimate_tokens(sentence) > budget:  # a run-on sentence: cut it hard
-            head, sentence = _cut(sentence, budget)
-            pieces.append([head])
-        current = pieces[-1]
-        if current and estimate_tokens("".join(current) + sentence) > budget:
-            overlap = current[-1:] if estimate_tokens(current[-1] + sentence) <= budget else []
-            pieces.append([*overlap, sentence])
-        else:
-            current.append(sentence)
-    return ["".join(p) for p in pieces if p]
-
-
-def _cut(sentence: str, budget: int) -> tuple[str, str]:
-    end = len(sentence)
-    while estimate_tokens(sentence[:end]) > budget:
-        end = end * budget // max(estimate_tokens(sentence[:end]), 1) or 1
-    return sentence[:end], sentence[end:]
+def _why(chunk: Chunk) -> str:
+    if chunk.kind == ChunkKind.PARENT:
+        if chunk.structural_path.endswith("/§"):
+            return "section parent (not embedded)"
+        return "clause over the budget, kept whole as the parent of its pieces (not embedded)"
+    if "#" in chunk.structural_path:
+        return f"piece {chunk.structural_path.rsplit('#', 1)[1]} of a clause over the budget"
+    return {ChunkKind.TABLE_ROW: "table row (never split)", ChunkKind.CLAUSE: "whole clause",
+            ChunkKind.PARAGRAPH: "paragraph run"}[chunk.kind]

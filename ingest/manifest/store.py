@@ -1,13 +1,17 @@
-"""SQLite manifest with the document-version state machine.
+"""SQLite manifest: generations, the document-version state machine, published chunks, tombstones.
 
 Every state change is one transaction that also appends to `transitions`, so a run killed at any
 point leaves a state it can resume from. The chunk records of a version are replaced in the same
 transaction that marks it READY: they are always the set the stores were last published with.
+
+A ManifestStore is bound to one generation (by default the serving one); a full rebuild binds a
+second instance to the generation it is building.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ingest.diff import fingerprint
+from ingest.diff import Published, fingerprint
 from ingest.models import Chunk, DocumentMeta, State, version_key
 
 # Forward path of a healthy version; FAILED and TOMBSTONED can be entered from anywhere.
@@ -33,28 +37,55 @@ class TransitionError(RuntimeError):
     """A state change the state machine does not allow."""
 
 
+class Generation(BaseModel):
+    generation: str
+    number: int
+    status: str  # building | serving | kept | failed | dropped
+    embedding_model: str
+    dimension: int | None
+    chunker_version: str | None
+    created_at: datetime
+    activated_at: datetime | None
+    gate_report: dict | None
+
+
 class DocumentRecord(BaseModel):
+    generation: str
     doc_id: str
     version_id: str
     state: State
     reason: str | None
     title: str | None
     source_path: str
+    source_root: str | None
     source_uri: str | None
     file_hash: str | None
     tenant_id: str | None
     acl: list[str]
     effective_from: date | None
     effective_to: date | None
+    effective_to_declared: date | None
+    parser_version: str | None
     chunker_version: str | None
     embedding_model: str | None
+    parse_report: dict | None
     chunk_count: int
     attempts: int
+    last_run_id: str | None
     updated_at: datetime
 
     @property
     def version_key(self) -> str:
         return version_key(self.doc_id, self.version_id)
+
+    def meta(self) -> DocumentMeta:
+        """The metadata this version was published with (to rewrite it without its file)."""
+        return DocumentMeta(
+            doc_id=self.doc_id, version_id=self.version_id, title=self.title or "",
+            tenant_id=self.tenant_id or "", acl=self.acl, source_uri=self.source_uri or "",
+            source_path=self.source_path, effective_from=self.effective_from,
+            effective_to=self.effective_to_declared, file_hash=self.file_hash or "",
+        )
 
 
 def _now() -> str:
@@ -62,12 +93,14 @@ def _now() -> str:
 
 
 class ManifestStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, generation: str | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._migrate()
+        serving = self.serving()
+        self.generation: str | None = generation or (serving.generation if serving else None)
 
     def close(self) -> None:
         self._db.close()
@@ -88,175 +121,372 @@ class ManifestStore:
         folder = resources.files("manifests") / "sqlite"
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
             if entry.name.endswith(".sql") and entry.name not in done:
+                script = re.sub(r"--[^\n]*", "", entry.read_text(encoding="utf-8"))
                 with self._tx() as db:
-                    for statement in entry.read_text(encoding="utf-8").split(";"):
+                    for statement in script.split(";"):
                         if statement.strip():
                             db.execute(statement)
                     db.execute("INSERT INTO schema_migrations VALUES (?)", (entry.name,))
+
+    @property
+    def _gen(self) -> str:
+        if self.generation is None:
+            raise TransitionError("no generation yet: nothing has been ingested")
+        return self.generation
+
+    # ---- generations -----------------------------------------------------------------------
+
+    def generations(self) -> list[Generation]:
+        rows = self._db.execute("SELECT * FROM generations ORDER BY number")
+        return [_generation(r) for r in rows]
+
+    def get_generation(self, generation: str) -> Generation | None:
+        row = self._db.execute(
+            "SELECT * FROM generations WHERE generation=?", (generation,)
+        ).fetchone()
+        return _generation(row) if row else None
+
+    def serving(self) -> Generation | None:
+        row = self._db.execute("SELECT * FROM generations WHERE status='serving'").fetchone()
+        return _generation(row) if row else None
+
+    def create_generation(self, model: str, dimension: int | None, chunker_version: str | None,
+                          *, serving: bool = False) -> Generation:
+        """The next generation: serving at once for the very first ingest, else building."""
+        with self._tx() as db:
+            number = db.execute("SELECT coalesce(max(number), 0) + 1 FROM generations").fetchone()
+            name = f"g{number[0]}"
+            db.execute(
+                """INSERT INTO generations (generation, number, status, embedding_model, dimension,
+                       chunker_version, created_at, activated_at) VALUES (?,?,?,?,?,?,?,?)""",
+                (name, number[0], "serving" if serving else "building", model, dimension,
+                 chunker_version, _now(), _now() if serving else None),
+            )
+        generation = self.get_generation(name)
+        assert generation is not None
+        return generation
+
+    def set_generation_status(self, generation: str, status: str,
+                              gate_report: dict | None = None) -> None:
+        self._db.execute(
+            "UPDATE generations SET status=?, gate_report=coalesce(?, gate_report) "
+            "WHERE generation=?",
+            (status, json.dumps(gate_report, ensure_ascii=False) if gate_report else None,
+             generation),
+        )
+
+    def record_dimension(self, generation: str, dimension: int) -> None:
+        self._db.execute(
+            "UPDATE generations SET dimension=? WHERE generation=?", (dimension, generation)
+        )
+
+    def activate(self, generation: str) -> None:
+        """Make `generation` the serving one; the previous serving generation is kept."""
+        with self._tx() as db:
+            db.execute("UPDATE generations SET status='kept' WHERE status='serving'")
+            db.execute(
+                "UPDATE generations SET status='serving', activated_at=? WHERE generation=?",
+                (_now(), generation),
+            )
+
+    def drop_generation_rows(self, generation: str) -> None:
+        with self._tx() as db:
+            for table in ("chunks", "documents", "transitions"):
+                db.execute(f"DELETE FROM {table} WHERE generation=?", (generation,))
+            db.execute("UPDATE generations SET status='dropped' WHERE generation=?", (generation,))
 
     # ---- documents -------------------------------------------------------------------------
 
     def get(self, doc_id: str, version_id: str) -> DocumentRecord | None:
         row = self._db.execute(
-            "SELECT * FROM documents WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+            "SELECT * FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
+            (self._gen, doc_id, version_id),
         ).fetchone()
         return _record(row) if row else None
 
     def documents(self) -> list[DocumentRecord]:
-        rows = self._db.execute("SELECT * FROM documents ORDER BY doc_id, version_id")
+        if self.generation is None:
+            return []
+        rows = self._db.execute(
+            "SELECT * FROM documents WHERE generation=? ORDER BY doc_id, version_id",
+            (self.generation,),
+        )
         return [_record(r) for r in rows]
 
-    def begin(self, meta: DocumentMeta, run_id: str, chunker_version: str, model: str) -> None:
+    def begin(self, meta: DocumentMeta, run_id: str, chunker_version: str, model: str,
+              *, source_root: str | None = None, parser_version: str | None = None,
+              parse_report: dict | None = None) -> None:
         """Enter CREATED for a version about to be (re)written: new, changed, failed or resumed."""
         now = _now()
         with self._tx() as db:
-            prev = db.execute(
-                "SELECT state FROM documents WHERE doc_id=? AND version_id=?",
-                (meta.doc_id, meta.version_id),
-            ).fetchone()
-            if prev and prev["state"] == State.TOMBSTONED:
+            if self._tombstoned(db, meta.doc_id, meta.version_id):
                 raise TransitionError(f"{version_key(meta.doc_id, meta.version_id)} is tombstoned")
             db.execute(
-                """INSERT INTO documents (doc_id, version_id, state, reason, title, source_path,
-                       source_uri, file_hash, tenant_id, acl, effective_from, effective_to,
-                       chunker_version, embedding_model, attempts, last_run_id, updated_at)
-                   VALUES (?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,1,?,?)
-                   ON CONFLICT (doc_id, version_id) DO UPDATE SET
+                """INSERT INTO documents (generation, doc_id, version_id, state, reason, title,
+                       source_path, source_root, source_uri, file_hash, tenant_id, acl,
+                       effective_from, effective_to, effective_to_declared, parser_version,
+                       chunker_version, embedding_model, parse_report, attempts, last_run_id,
+                       updated_at)
+                   VALUES (?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)
+                   ON CONFLICT (generation, doc_id, version_id) DO UPDATE SET
                        state=excluded.state, reason=NULL, title=excluded.title,
-                       source_path=excluded.source_path, source_uri=excluded.source_uri,
-                       file_hash=excluded.file_hash, tenant_id=excluded.tenant_id,
-                       acl=excluded.acl, effective_from=excluded.effective_from,
-                       effective_to=excluded.effective_to,
+                       source_path=excluded.source_path,
+                       source_root=coalesce(excluded.source_root, documents.source_root),
+                       source_uri=excluded.source_uri, file_hash=excluded.file_hash,
+                       tenant_id=excluded.tenant_id, acl=excluded.acl,
+                       effective_from=excluded.effective_from, effective_to=excluded.effective_to,
+                       effective_to_declared=excluded.effective_to_declared,
+                       parser_version=coalesce(excluded.parser_version, documents.parser_version),
                        chunker_version=excluded.chunker_version,
                        embedding_model=excluded.embedding_model,
+                       parse_report=coalesce(excluded.parse_report, documents.parse_report),
                        attempts=documents.attempts + 1, last_run_id=excluded.last_run_id,
                        updated_at=excluded.updated_at""",
                 (
-                    meta.doc_id, meta.version_id, State.CREATED, meta.title, meta.source_path,
-                    meta.source_uri, meta.file_hash, meta.tenant_id, json.dumps(meta.acl),
-                    _iso(meta.effective_from), _iso(meta.effective_to), chunker_version, model,
+                    self._gen, meta.doc_id, meta.version_id, State.CREATED, meta.title,
+                    meta.source_path, source_root, meta.source_uri, meta.file_hash,
+                    meta.tenant_id, json.dumps(meta.acl), _iso(meta.effective_from),
+                    _iso(meta.effective_to), _iso(meta.effective_to), parser_version,
+                    chunker_version, model,
+                    json.dumps(parse_report, ensure_ascii=False) if parse_report else None,
                     run_id, now,
                 ),
             )
-            _log(db, meta.doc_id, meta.version_id, State.CREATED, None, run_id, now)
+            self._log(db, meta.doc_id, meta.version_id, State.CREATED, None, run_id, now)
 
     def advance(self, doc_id: str, version_id: str, to: State, run_id: str) -> None:
-        """Move one step along CREATED→…→READY; any other step is refused."""
+        """Move one step along CREATED→…→NEO4J_READY; any other step is refused."""
+        if to == State.READY:
+            raise TransitionError("READY is entered through publish(), with the chunk records")
         with self._tx() as db:
             current = self._state(db, doc_id, version_id)
             if _NEXT.get(current) != to:
                 raise TransitionError(f"{doc_id}@{version_id}: {current} → {to} is not allowed")
             now = _now()
             db.execute(
-                "UPDATE documents SET state=?, updated_at=? WHERE doc_id=? AND version_id=?",
-                (to, now, doc_id, version_id),
+                """UPDATE documents SET state=?, updated_at=?
+                   WHERE generation=? AND doc_id=? AND version_id=?""",
+                (to, now, self._gen, doc_id, version_id),
             )
-            _log(db, doc_id, version_id, to, None, run_id, now)
+            self._log(db, doc_id, version_id, to, None, run_id, now)
 
-    def publish(self, doc_id: str, version_id: str, chunks: list[Chunk], run_id: str) -> None:
-        """NEO4J_READY → READY, replacing the version's published chunk records atomically."""
+    def publish(self, doc_id: str, version_id: str, chunks: list[Chunk], run_id: str,
+                effective_to: date | None = None) -> None:
+        """NEO4J_READY → READY, replacing the version's published chunk records atomically.
+
+        `effective_to` is the end date in force (declared, or closed by a later version)."""
         with self._tx() as db:
             current = self._state(db, doc_id, version_id)
             if current != State.NEO4J_READY:
                 raise TransitionError(f"{doc_id}@{version_id}: {current} → READY is not allowed")
-            db.execute("DELETE FROM chunks WHERE doc_id=? AND version_id=?", (doc_id, version_id))
+            db.execute(
+                "DELETE FROM chunks WHERE generation=? AND doc_id=? AND version_id=?",
+                (self._gen, doc_id, version_id),
+            )
             db.executemany(
-                "INSERT INTO chunks VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?)",
                 [
-                    (c.chunk_id, doc_id, version_id, c.content_hash, fingerprint(c),
+                    (self._gen, c.chunk_id, doc_id, version_id, c.content_hash, fingerprint(c),
                      c.model_dump_json(), run_id)
                     for c in chunks
                 ],
             )
             now = _now()
             db.execute(
-                """UPDATE documents SET state=?, chunk_count=?, updated_at=?
-                   WHERE doc_id=? AND version_id=?""",
-                (State.READY, sum(c.kind != "parent" for c in chunks), now, doc_id, version_id),
+                """UPDATE documents SET state=?, chunk_count=?, updated_at=?,
+                       effective_to=coalesce(?, effective_to_declared)
+                   WHERE generation=? AND doc_id=? AND version_id=?""",
+                (State.READY, sum(c.kind != "parent" for c in chunks), now, _iso(effective_to),
+                 self._gen, doc_id, version_id),
             )
-            _log(db, doc_id, version_id, State.READY, None, run_id, now)
+            self._log(db, doc_id, version_id, State.READY, None, run_id, now)
 
-    def fail(self, meta_or_key: DocumentMeta | tuple[str, str], source_path: str, reason: str,
-             run_id: str) -> None:
-        """Record a failure with its reason; the version is retried by the next run."""
-        if isinstance(meta_or_key, DocumentMeta):
-            doc_id, version_id = meta_or_key.doc_id, meta_or_key.version_id
-        else:
-            doc_id, version_id = meta_or_key
+    def fail(self, key: tuple[str, str], source_path: str, reason: str, run_id: str) -> State:
+        """Record a failure with its reason; the next run retries it.
+
+        A version that is READY stays READY (its last published content keeps serving); the
+        reason says that its new content failed. Anything else becomes FAILED. Returns the state.
+        """
+        doc_id, version_id = key
         now = _now()
         with self._tx() as db:
+            row = db.execute(
+                "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
+                (self._gen, doc_id, version_id),
+            ).fetchone()
+            state = State.READY if row and row[0] == State.READY else State.FAILED
+            note = f"kept last published content; new content failed: {reason}" \
+                if state == State.READY else reason
             db.execute(
-                """INSERT INTO documents (doc_id, version_id, state, reason, source_path,
-                       acl, attempts, last_run_id, updated_at)
-                   VALUES (?,?,?,?,?,'[]',1,?,?)
-                   ON CONFLICT (doc_id, version_id) DO UPDATE SET state=excluded.state,
-                       reason=excluded.reason, attempts=documents.attempts + 1,
-                       last_run_id=excluded.last_run_id, updated_at=excluded.updated_at""",
-                (doc_id, version_id, State.FAILED, reason, source_path, run_id, now),
+                """INSERT INTO documents (generation, doc_id, version_id, state, reason,
+                       source_path, acl, attempts, last_run_id, updated_at)
+                   VALUES (?,?,?,?,?,?,'[]',1,?,?)
+                   ON CONFLICT (generation, doc_id, version_id) DO UPDATE SET
+                       state=excluded.state, reason=excluded.reason,
+                       attempts=documents.attempts + 1, last_run_id=excluded.last_run_id,
+                       updated_at=excluded.updated_at""",
+                (self._gen, doc_id, version_id, state, note, source_path, run_id, now),
             )
-            _log(db, doc_id, version_id, State.FAILED, reason, run_id, now)
+            self._log(db, doc_id, version_id, state, note, run_id, now)
+        return state
 
-    def set_effective_to(self, doc_id: str, version_id: str, effective_to: date | None) -> None:
+    def relocate(self, doc_id: str, version_id: str, source_path: str, source_root: str) -> None:
+        """Record where an unchanged file lives now (a moved or re-checked-out folder)."""
         self._db.execute(
-            "UPDATE documents SET effective_to=? WHERE doc_id=? AND version_id=?",
-            (_iso(effective_to), doc_id, version_id),
+            """UPDATE documents SET source_path=?, source_root=?
+               WHERE generation=? AND doc_id=? AND version_id=?""",
+            (source_path, source_root, self._gen, doc_id, version_id),
         )
 
     def published_keys(self) -> list[str]:
-        """Versions a reader may see: READY (so never a half-written or tombstoned one)."""
+        """Versions a reader may see: READY in this generation and not tombstoned."""
+        if self.generation is None:
+            return []
         rows = self._db.execute(
-            "SELECT doc_id, version_id FROM documents WHERE state=?", (State.READY,)
+            """SELECT d.doc_id, d.version_id FROM documents d
+               LEFT JOIN tombstones t ON t.doc_id = d.doc_id AND t.version_id = d.version_id
+               WHERE d.generation=? AND d.state=? AND t.doc_id IS NULL
+               ORDER BY d.doc_id, d.version_id""",
+            (self.generation, State.READY),
         )
         return [version_key(r[0], r[1]) for r in rows]
 
-    @staticmethod
-    def _state(db: sqlite3.Connection, doc_id: str, version_id: str) -> State:
+    def _state(self, db: sqlite3.Connection, doc_id: str, version_id: str) -> State:
         row = db.execute(
-            "SELECT state FROM documents WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+            "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
+            (self._gen, doc_id, version_id),
         ).fetchone()
         if row is None:
             raise TransitionError(f"{doc_id}@{version_id} has no manifest entry")
         return State(row[0])
 
+    def _log(self, db: sqlite3.Connection, doc_id: str, version_id: str, state: State,
+             reason: str | None, run_id: str, at: str) -> None:
+        db.execute(
+            "INSERT INTO transitions VALUES (?,?,?,?,?,?,?)",
+            (self._gen, doc_id, version_id, state, reason, run_id, at),
+        )
+
+    # ---- tombstones ------------------------------------------------------------------------
+
+    def tombstone(self, doc_id: str, version_id: str | None, reason: str,
+                  run_id: str) -> list[tuple[str, str]]:
+        """Tombstone one version, or every known version of a document, in every generation.
+
+        Written before any store is touched, so a crash during cleanup never brings it back."""
+        now = _now()
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT DISTINCT doc_id, version_id FROM documents WHERE doc_id=?"
+                + (" AND version_id=?" if version_id else ""),
+                (doc_id, version_id) if version_id else (doc_id,),
+            ).fetchall()
+            keys = [(r[0], r[1]) for r in rows]
+            for doc, version in keys:
+                db.execute(
+                    "INSERT OR IGNORE INTO tombstones VALUES (?,?,?,?,NULL)",
+                    (doc, version, reason, now),
+                )
+                db.execute(
+                    """UPDATE documents SET state=?, reason=?, updated_at=?
+                       WHERE doc_id=? AND version_id=?""",
+                    (State.TOMBSTONED, reason, now, doc, version),
+                )
+                for (generation,) in db.execute(
+                    "SELECT generation FROM documents WHERE doc_id=? AND version_id=?",
+                    (doc, version),
+                ).fetchall():
+                    db.execute(
+                        "INSERT INTO transitions VALUES (?,?,?,?,?,?,?)",
+                        (generation, doc, version, State.TOMBSTONED, reason, run_id, now),
+                    )
+        return keys
+
+    def pending_cleanups(self) -> list[tuple[str, str]]:
+        rows = self._db.execute(
+            "SELECT doc_id, version_id FROM tombstones WHERE cleaned_at IS NULL ORDER BY 1, 2"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def mark_cleaned(self, doc_id: str, version_id: str) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE tombstones SET cleaned_at=? WHERE doc_id=? AND version_id=?",
+                (_now(), doc_id, version_id),
+            )
+            db.execute(
+                "DELETE FROM chunks WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+            )
+
+    def is_tombstoned(self, doc_id: str, version_id: str) -> bool:
+        return self._tombstoned(self._db, doc_id, version_id)
+
+    @staticmethod
+    def _tombstoned(db: sqlite3.Connection, doc_id: str, version_id: str) -> bool:
+        row = db.execute(
+            "SELECT 1 FROM tombstones WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+        ).fetchone()
+        return row is not None
+
     # ---- chunks ----------------------------------------------------------------------------
 
-    def fingerprints(self, doc_id: str, version_id: str) -> dict[str, str]:
-        """chunk_id → fingerprint of the version's published chunk records."""
+    def published(self, doc_id: str, version_id: str) -> dict[str, Published]:
+        """chunk_id → (content_hash, fingerprint) of the version's published chunk records."""
         rows = self._db.execute(
-            "SELECT chunk_id, fingerprint FROM chunks WHERE doc_id=? AND version_id=?",
-            (doc_id, version_id),
+            """SELECT chunk_id, content_hash, fingerprint FROM chunks
+               WHERE generation=? AND doc_id=? AND version_id=?""",
+            (self._gen, doc_id, version_id),
         )
-        return {r[0]: r[1] for r in rows}
+        return {r[0]: Published(r[1], r[2]) for r in rows}
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(chunk_ids)
         found: dict[str, Chunk] = {}
+        if self.generation is None:
+            return found
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in self._db.execute(
-                f"SELECT chunk_id, record FROM chunks WHERE chunk_id IN ({marks})", part
+                f"SELECT chunk_id, record FROM chunks WHERE generation=? AND chunk_id IN ({marks})",
+                [self.generation, *part],
             ):
                 found[row[0]] = Chunk.model_validate_json(row[1])
         return found
 
     def version_chunks(self, doc_id: str, version_id: str) -> list[Chunk]:
         rows = self._db.execute(
-            "SELECT record FROM chunks WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+            "SELECT record FROM chunks WHERE generation=? AND doc_id=? AND version_id=?",
+            (self._gen, doc_id, version_id),
         )
         return [Chunk.model_validate_json(r[0]) for r in rows]
+
+    def trace(self, chunk_id: str) -> list[dict]:
+        """Every generation's record of a chunk, with the run that wrote it."""
+        rows = self._db.execute(
+            """SELECT c.generation, c.record, c.run_id, r.started_at, r.source
+               FROM chunks c LEFT JOIN runs r ON r.run_id = c.run_id
+               WHERE c.chunk_id=? ORDER BY c.generation""",
+            (chunk_id,),
+        )
+        return [
+            {"generation": r[0], "chunk": json.loads(r[1]), "run_id": r[2],
+             "run_started_at": r[3], "run_source": r[4]}
+            for r in rows
+        ]
 
     # ---- runs ------------------------------------------------------------------------------
 
     def start_run(self, run_id: str, source: str) -> None:
         self._db.execute(
-            "INSERT INTO runs (run_id, source, started_at) VALUES (?,?,?)", (run_id, source, _now())
+            "INSERT OR REPLACE INTO runs (run_id, source, generation, started_at) VALUES (?,?,?,?)",
+            (run_id, source, self.generation, _now()),
         )
 
     def finish_run(self, run_id: str, summary: dict) -> None:
         self._db.execute(
-            "UPDATE runs SET finished_at=?, summary=? WHERE run_id=?",
-            (_now(), json.dumps(summary, ensure_ascii=False), run_id),
+            "UPDATE runs SET finished_at=?, generation=?, summary=? WHERE run_id=?",
+            (_now(), self.generation, json.dumps(summary, ensure_ascii=False), run_id),
         )
 
     def last_run(self) -> dict | None:
@@ -270,15 +500,14 @@ def _iso(value: date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _log(db: sqlite3.Connection, doc_id: str, version_id: str, state: State, reason: str | None,
-         run_id: str, at: str) -> None:
-    db.execute(
-        "INSERT INTO transitions VALUES (?,?,?,?,?,?)",
-        (doc_id, version_id, state, reason, run_id, at),
-    )
-
-
 def _record(row: sqlite3.Row) -> DocumentRecord:
     data = dict(row)
     data["acl"] = json.loads(data["acl"] or "[]")
+    data["parse_report"] = json.loads(data["parse_report"]) if data["parse_report"] else None
     return DocumentRecord.model_validate(data)
+
+
+def _generation(row: sqlite3.Row) -> Generation:
+    data = dict(row)
+    data["gate_report"] = json.loads(data["gate_report"]) if data["gate_report"] else None
+    return Generation.model_validate(data)

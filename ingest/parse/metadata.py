@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from ingest.models import Block, BlockKind, DocumentMeta
+from ingest.text import numbered_heading_level
 
 SIDECAR_SUFFIX = ".meta.yaml"
 _CN_DATE = re.compile(
@@ -99,7 +100,8 @@ def complete_meta(meta: DocumentMeta, blocks: list[Block]) -> DocumentMeta:
 
 def _title(blocks: list[Block]) -> str:
     for block in blocks[:5]:
-        if block.kind == BlockKind.HEADING and len(block.text) <= 60:
+        numbered = numbered_heading_level(block.text) is not None  # "第一章 总则" is no title
+        if block.kind == BlockKind.HEADING and len(block.text) <= 60 and not numbered:
             return block.text.strip("《》 ")
     for block in blocks[:3]:
         if len(block.text) <= 40 and not _CN_DATE.search(block.text):

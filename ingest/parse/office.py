@@ -1,4 +1,4 @@
-"""Markdown (markdown-it), HTML (lxml), DOCX (python-docx) and plain text.
+"""Markdown (markdown-it), HTML (lxml), DOCX (python-docx), PPTX (python-pptx) and plain text.
 
 unstructured's partitioners would cover these formats, but they classify every element with a
 spaCy English model that they download on first use: that fails offline, and English sentence
@@ -8,19 +8,22 @@ styles, table cells), so reading it directly is both exact and offline.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import io
 import re
 
 import docx
+import pptx
 from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import html
 from markdown_it import MarkdownIt
+from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
 
 from ingest.models import Block, BlockKind
-from ingest.parse.tables import html_table_rows, row_texts
+from ingest.parse.tables import cell_text, grid_blocks, html_table_rows, is_caption
 from ingest.text import join_lines, normalize
 
 
@@ -39,7 +42,7 @@ def parse_markdown(text: str) -> list[Block]:
         elif token.type == "tr_open" and table is not None:
             table.append([])
         elif token.type == "table_close" and table is not None:
-            blocks += [Block(kind=BlockKind.TABLE_ROW, text=row) for row in row_texts(table)]
+            blocks += grid_blocks(table, caption=_caption(blocks))
             table = None
         elif token.type == "inline":
             content = functools.reduce(join_lines, normalize(_plain(token)).split("\n"))
@@ -73,9 +76,10 @@ def parse_docx(data: bytes) -> tuple[list[Block], int]:
     page = 1
     for element in document.element.body.iterchildren():
         if element.tag == qn("w:tbl"):
-            rows = [[normalize(cell.text).replace("\n", " ") for cell in row.cells]
+            # python-docx repeats a merged cell (gridSpan, vMerge) in every position it covers
+            grid = [[cell_text(cell.text) for cell in row.cells]
                     for row in Table(element, document).rows]
-            blocks += [Block(kind=BlockKind.TABLE_ROW, text=r, page=page) for r in row_texts(rows)]
+            blocks += grid_blocks(grid, page, _caption(blocks))
         elif element.tag == qn("w:p"):
             paragraph = Paragraph(element, document)
             text = normalize(paragraph.text).replace("\n", "")
@@ -95,21 +99,22 @@ def _style_level(style: str) -> int | None:
 
 
 _HTML_BLOCKS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "table", "pre", "blockquote",
-                "dt", "dd", "caption"}
+                "dt", "dd"}
+_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 _HTML_SKIPPED = {"script", "style", "nav", "header", "footer", "noscript", "template"}
 
 
 def parse_html(data: bytes) -> list[Block]:
     """Headings, paragraphs, list items and tables in document order (outermost block wins)."""
-    tree = html.fromstring(data)
+    tree = html.fromstring(data, parser=html.HTMLParser(encoding=_html_encoding(data)))
     blocks: list[Block] = []
     for element in tree.iter(*_HTML_BLOCKS):
         if any(a.tag in _HTML_BLOCKS | _HTML_SKIPPED for a in element.iterancestors()):
             continue
         if element.tag == "table":
             markup = html.tostring(element, encoding="unicode")
-            blocks += [Block(kind=BlockKind.TABLE_ROW, text=r)
-                       for r in row_texts(html_table_rows(markup))]
+            caption = cell_text(" ".join(element.xpath("./caption//text()"))) or _caption(blocks)
+            blocks += grid_blocks(html_table_rows(markup), caption=caption)
             continue
         text = normalize(element.text_content()).replace("\n", "")
         if not text:
@@ -119,3 +124,74 @@ def parse_html(data: bytes) -> list[Block]:
         else:
             blocks.append(Block(kind=BlockKind.PARAGRAPH, text=text))
     return blocks
+
+
+def _html_encoding(data: bytes) -> str:
+    """The declared charset; else UTF-8 when the bytes are UTF-8, else GB18030 (a superset of
+    the GBK that older Chinese pages use). lxml would otherwise assume Latin-1."""
+    declared = _CHARSET.search(data[:4096])
+    if declared:
+        try:
+            return codecs.lookup(declared.group(1).decode("ascii")).name
+        except LookupError:
+            pass
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "gb18030"
+    return "utf-8"
+
+
+def _caption(blocks: list[Block]) -> str:
+    """The paragraph right before a table when it names the table ("表1 费用报销标准表")."""
+    last = blocks[-1] if blocks else None
+    return last.text if last and last.kind == BlockKind.PARAGRAPH and is_caption(last.text) else ""
+
+
+_TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE}
+
+
+def parse_pptx(data: bytes) -> tuple[list[Block], int]:
+    """Slides in order, shapes top to bottom; slide titles are headings (the first slide's is
+    the document title); tables as rows. The page number is the slide number."""
+    presentation = pptx.Presentation(io.BytesIO(data))
+    blocks: list[Block] = []
+    for number, slide in enumerate(presentation.slides, start=1):
+        for shape in _shapes(slide.shapes):
+            if shape.has_table:
+                blocks += grid_blocks(_pptx_grid(shape.table), number, _caption(blocks))
+                continue
+            if not shape.has_text_frame:
+                continue
+            title = shape.is_placeholder and shape.placeholder_format.type in _TITLES
+            for paragraph in shape.text_frame.paragraphs:
+                text = functools.reduce(join_lines, normalize(paragraph.text).split("\n"))
+                if text and title:
+                    blocks.append(Block(kind=BlockKind.HEADING, text=text, page=number,
+                                        level=1 if number == 1 else 2))
+                elif text:
+                    blocks.append(Block(kind=BlockKind.PARAGRAPH, text=text, page=number))
+    return blocks, len(presentation.slides)
+
+
+def _shapes(shapes) -> list:
+    """Shapes in reading order (top to bottom, then left to right), groups opened."""
+    out = []
+    for shape in sorted(shapes, key=lambda s: (s.top or 0, s.left or 0)):
+        out += _shapes(shape.shapes) if shape.shape_type == MSO_SHAPE_TYPE.GROUP else [shape]
+    return out
+
+
+def _pptx_grid(table) -> list[list[str | None]]:
+    """A merged cell's text copied into every position it spans."""
+    grid: list[list[str | None]] = [[None] * len(table.columns) for _ in table.rows]
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            if cell.is_spanned:
+                continue
+            text = cell_text(cell.text)
+            for dr in range(cell.span_height if cell.is_merge_origin else 1):
+                for dc in range(cell.span_width if cell.is_merge_origin else 1):
+                    if r + dr < len(grid) and c + dc < len(grid[0]):
+                        grid[r + dr][c + dc] = text
+    return grid

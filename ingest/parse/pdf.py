@@ -1,110 +1,215 @@
-"""PDF text with page numbers (PyMuPDF); running headers and footers dropped by repetition."""
+"""PDF to blocks: PyMuPDF for text lines and layout, pdfplumber for ruled tables, OCR for pages
+without a usable text layer. Every page goes through the same path: positioned lines (and
+tables) → reading order → running headers/footers dropped → paragraphs and headings."""
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from dataclasses import dataclass
+import io
+import logging
+from dataclasses import dataclass, field
 
+import pdfplumber
 import pymupdf
 
-from ingest.models import Block, BlockKind
-from ingest.text import is_structure_start, join_lines, normalize
+from ingest.models import Block
+from ingest.parse.layout import (
+    Item,
+    Line,
+    blocks_from_items,
+    in_margin,
+    reading_order,
+    running_lines,
+)
+from ingest.parse.ocr import ocr_page
+from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
+from ingest.parse.tables import is_caption
+from ingest.text import normalize, tidy_numbering
 
-MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and footers live
-
-
-@dataclass
-class _Line:
-    text: str
-    page: int
-    in_margin: bool
-    x0: float
-    y0: float
-    x1: float
-    y1: float
+MIN_TEXT_CHARS = 20  # a page with less readable text than this, and an image, is a scan
+log = logging.getLogger(__name__)
 
 
 class ParseError(ValueError):
     """A document that cannot be read; the reason goes to the manifest."""
 
 
-def parse_pdf(data: bytes) -> tuple[list[Block], int]:
-    try:
-        doc = pymupdf.open(stream=data, filetype="pdf")
-    except Exception as exc:  # PyMuPDF raises its own FileDataError/RuntimeError variants
-        raise ParseError(f"not a readable PDF: {exc}") from exc
+@dataclass
+class ParseResult:
+    """Blocks plus what the report needs to know about how they were read."""
+
+    blocks: list[Block]
+    pages: int
+    ocr_pages: int = 0
+    ocr_confidences: list[float] = field(default_factory=list)  # one per OCR line
+    empty_pages: int = 0
+    headers_footers_removed: int = 0
+
+
+def parse_pdf(data: bytes) -> ParseResult:
+    doc = _open(data)
     with doc:
         if doc.needs_pass:
             raise ParseError("PDF is encrypted with a password")
         if doc.page_count == 0:
             raise ParseError("PDF has no pages")
-        lines = [line for page in doc for line in _page_lines(page)]
-        pages = doc.page_count
-    if not any(line.text for line in lines):
-        raise ParseError("PDF has no text layer (scanned pages need OCR)")
-    running = _running_lines(lines, pages)
-    kept = [line for line in lines if not (line.in_margin and _shape(line.text) in running)]
-    return _paragraphs(kept), pages
+        result = ParseResult(blocks=[], pages=doc.page_count)
+        tables = _Tables(data)
+        try:
+            pages = [_page_items(page, tables, result) for page in doc]
+        finally:
+            tables.close()
+    lines = [item for items in pages for item in items if isinstance(item, Line)]
+    running = running_lines(lines, result.pages)
+    result.headers_footers_removed = len(running)
+    pages = [[item for item in items if id(item) not in running] for items in pages]
+    link_continuations(pages)
+    result.blocks = blocks_from_items([item for items in pages for item in items], is_caption)
+    return result
 
 
-def _page_lines(page: pymupdf.Page) -> list[_Line]:
-    height = page.rect.height
+def _open(data: bytes) -> pymupdf.Document:
+    if b"%PDF-" not in data[:1024]:
+        raise ParseError(f"not a PDF file: {describe_content(data)}")
+    try:
+        return pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, …
+        raise ParseError(f"not a readable PDF: {exc}") from exc
+
+
+def describe_content(data: bytes) -> str:
+    """What a file's first bytes say it is, for a reason a person can act on."""
+    signatures = {
+        b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+        b"II*\x00": "a TIFF image", b"MM\x00*": "a TIFF image", b"PK\x03\x04": "a ZIP archive",
+        b"\xd0\xcf\x11\xe0": "a legacy Office (OLE) file", b"{\\rtf": "an RTF document",
+        b"%!PS": "a PostScript file",
+    }
+    for magic, name in signatures.items():
+        if data.startswith(magic):
+            return f"the content is {name}"
+    if data.lstrip()[:1] == b"<":
+        return "the content is HTML or XML"
+    return f"the content starts with bytes {data[:8].hex(' ')}"
+
+
+def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult) -> list[Item]:
+    """The page's lines and tables in reading order. Text-layer lines are in unrotated page
+    coordinates (as PyMuPDF reports them); OCR lines in the page as displayed."""
+    area = page.rect * page.derotation_matrix
+    lines = _text_lines(page, area.height)
+    found: list[PdfTable] = []
+    if _needs_ocr(page, lines):
+        area = page.rect
+        lines = _ocr_lines(page, area.height)
+        result.ocr_pages += 1
+        result.ocr_confidences += [line.confidence or 0.0 for line in lines]
+    elif _has_rules(page):
+        found = tables.find(page)
+        lines = [line for line in lines if not any(_inside(line, t) for t in found)]
+    if not lines and not found:
+        result.empty_pages += 1
+    return reading_order([*lines, *found], area.width)
+
+
+def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
     out = []
     for block in page.get_text("dict", sort=True)["blocks"]:
         for line in block.get("lines", []):
-            text = normalize("".join(span["text"] for span in line["spans"]))
-            if not text:
+            spans = [span for span in line["spans"] if span["text"].strip()]
+            text = tidy_numbering(normalize("".join(span["text"] for span in line["spans"])))
+            if not text or not spans:
                 continue
             x0, y0, x1, y1 = line["bbox"]
-            in_margin = y1 < height * MARGIN_SHARE or y0 > height * (1 - MARGIN_SHARE)
-            out.append(_Line(text, page.number + 1, in_margin, x0, y0, x1, y1))
+            out.append(Line(
+                text, page.number + 1, x0, y0, x1, y1, size=max(s["size"] for s in spans),
+                bold=all(s["flags"] & pymupdf.TEXT_FONT_BOLD or "Bold" in s["font"]
+                         for s in spans),
+                in_margin=in_margin(y0, y1, height),
+            ))
     return out
 
 
-def _shape(text: str) -> str:
-    """Page numbers differ from page to page; the rest of a running line does not."""
-    return re.sub(r"\d+", "#", text.replace(" ", ""))
+def _needs_ocr(page: pymupdf.Page, lines: list[Line]) -> bool:
+    """No usable text layer (too little text, or mostly undecodable glyphs) over an image."""
+    text = "".join(line.text for line in lines)
+    garbled = text.count("\ufffd")
+    if len(text) - garbled >= MIN_TEXT_CHARS and garbled <= 0.3 * len(text):
+        return False
+    return bool(page.get_images())
 
 
-def _running_lines(lines: list[_Line], pages: int) -> set[str]:
-    if pages < 2:
-        return set()
-    seen = Counter({(shape, page) for shape, page in ((_shape(x.text), x.page) for x in lines
-                                                      if x.in_margin)})
-    per_shape = Counter(shape for shape, _ in seen)
-    return {shape for shape, n in per_shape.items() if n >= max(2, pages // 2)}
-
-
-def _paragraphs(lines: list[_Line]) -> list[Block]:
-    """Wrapped lines back into paragraphs.
-
-    A line opens a paragraph when it starts a clause or heading, is indented or centred, changes
-    font size, follows a vertical gap, or follows a short line that ended a sentence.
-    """
-    if not lines:
-        return []
-    starts = Counter(round(line.x0) for line in lines)
-    margin = min((x for x, n in starts.items() if n >= 3), default=min(starts))
-    right = max(line.x1 for line in lines)
-    blocks: list[Block] = []
-    previous: _Line | None = None
+def _ocr_lines(page: pymupdf.Page, height: float) -> list[Line]:
+    boxes = []
+    for ocr in ocr_page(page):
+        text = tidy_numbering(normalize(ocr.text))
+        if text:
+            x0, y0, x1, y1 = ocr.bbox
+            boxes.append(Line(text, page.number + 1, x0, y0, x1, y1, size=y1 - y0,
+                              confidence=ocr.confidence))
+    lines = _join_row_pieces(boxes)
     for line in lines:
-        starts_new = (
-            previous is None
-            or is_structure_start(line.text)
-            or line.x0 > margin + 6
-            or abs(_height(line) - _height(previous)) > 0.2 * _height(previous)
-            or (line.page == previous.page and line.y0 - previous.y1 > 0.8 * _height(previous))
-            or (previous.text[-1] in "。：:！？" and previous.x1 < right - 24)
-        )
-        if starts_new:
-            blocks.append(Block(kind=BlockKind.PARAGRAPH, text=line.text, page=line.page))
-        else:
-            blocks[-1].text = join_lines(blocks[-1].text, line.text)
-        previous = line
-    return blocks
+        line.in_margin = in_margin(line.y0, line.y1, height)
+    return lines
 
 
-def _height(line: _Line) -> float:
-    return line.y1 - line.y0
+def _join_row_pieces(boxes: list[Line]) -> list[Line]:
+    """OCR cuts a line at a wide space ("第二条␣␣本规定…"); pieces on the same row less than
+    1.5 line heights apart are one line again (a column gutter is wider)."""
+    lines: list[Line] = []
+    for box in sorted(boxes, key=lambda b: b.x0):
+        host = next((line for line in lines
+                     if min(line.y1, box.y1) - max(line.y0, box.y0) > 0.5 * min(
+                         line.height, box.height)
+                     and -0.5 * line.height <= box.x0 - line.x1 <= 1.5 * line.height), None)
+        if host is None:
+            lines.append(box)
+            continue
+        weight = len(host.text), len(box.text)
+        host.confidence = ((host.confidence or 0) * weight[0] + (box.confidence or 0) * weight[1]
+                           ) / sum(weight)
+        host.text = f"{host.text} {box.text}"
+        host.x1, host.y0, host.y1 = box.x1, min(host.y0, box.y0), max(host.y1, box.y1)
+        host.size = host.y1 - host.y0
+    return lines
+
+
+def _has_rules(page: pymupdf.Page) -> bool:
+    """Whether the page draws enough horizontal and vertical rules to hold a ruled table (most
+    pages do not, and pdfplumber's table finder is the slowest step for a text page)."""
+    horizontal = vertical = 0
+    for path in page.get_drawings():
+        for item in path["items"]:
+            if item[0] in {"re", "qu"}:
+                horizontal, vertical = horizontal + 2, vertical + 2
+            elif item[0] == "l":
+                start, end = item[1], item[2]
+                horizontal += abs(start.y - end.y) < 1
+                vertical += abs(start.x - end.x) < 1
+    return horizontal >= 2 and vertical >= 2
+
+
+def _inside(line: Line, table: PdfTable) -> bool:
+    x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    return table.x0 - 2 <= x <= table.x1 + 2 and table.y0 - 2 <= y <= table.y1 + 2
+
+
+class _Tables:
+    """pdfplumber, opened only when a page looks like it holds a table."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pdf: pdfplumber.PDF | None = None
+
+    def find(self, page: pymupdf.Page) -> list[PdfTable]:
+        try:
+            if self.pdf is None:
+                self.pdf = pdfplumber.open(io.BytesIO(self.data))
+            return find_tables(self.pdf.pages[page.number], page)
+        except Exception as exc:  # noqa: BLE001 - a table that cannot be read stays text
+            log.warning("page %d: table detection failed, reading it as text: %s",
+                        page.number + 1, exc)
+            return []
+
+    def close(self) -> None:
+        if self.pdf is not None:
+            self.pdf.close()

@@ -1,30 +1,126 @@
-"""Tables as retrievable text: each data row becomes "header: value; header: value"."""
+"""Tables as retrievable text: each data row becomes "header: value; header: value".
+
+A row on its own says nothing ("800元/天"); paired with its headers it answers a question
+("城市等级: 一线城市; 职级: 部门负责人; 标准金额: 600元/天"). The whole table is kept as well,
+as one Markdown block, for reading it in context.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
+
 from lxml import html
 
-from ingest.text import normalize
+from ingest.models import Block, BlockKind
+from ingest.text import ARTICLE, join_lines, normalize
+
+_CAPTION = re.compile(r"^(?:(?:续)?表\s*[\d一二三四五六七八九十]+(?:[.\-]\d+)*|Table\s+\d+)", re.I)
 
 
-def row_texts(rows: list[list[str]]) -> list[str]:
-    """The first row is the header; every later non-empty row is rewritten against it."""
-    if not rows:
-        return []
-    header = [cell or f"列{i + 1}" for i, cell in enumerate(rows[0])]
-    out = []
-    for row in rows[1:]:
-        pairs = [f"{header[i] if i < len(header) else f'列{i + 1}'}: {cell}"
-                 for i, cell in enumerate(row) if cell]
-        if pairs:
-            out.append("; ".join(pairs))
+def cell_text(text: str | None) -> str:
+    """A cell's lines joined the way wrapped text is joined (no space between CJK)."""
+    lines = normalize(text or "").split("\n")
+    return functools.reduce(join_lines, lines) if lines else ""
+
+
+def is_caption(text: str) -> bool:
+    """"表1 费用报销标准表", "Table 2 …", or a short line naming a 表 (not a clause)."""
+    text = text.strip()
+    if not text or len(text) > 40 or ARTICLE.match(text) or "。" in text:
+        return False
+    return bool(_CAPTION.match(text)) or text.strip("《》 ").endswith("表")
+
+
+def fill_merged(rows: list[list[str | None]]) -> list[list[str]]:
+    """A merged cell covers its neighbours: None takes the value above, else the one on its left.
+
+    Formats that know the span (PDF cell boxes, DOCX vMerge, HTML rowspan) fill it exactly
+    before this; what remains here is a best guess.
+    """
+    width = max((len(row) for row in rows), default=0)
+    out: list[list[str]] = []
+    for r, row in enumerate(rows):
+        filled: list[str] = []
+        for c in range(width):
+            cell = row[c] if c < len(row) else None
+            if cell is None:
+                above = out[r - 1][c] if r > 0 else None
+                cell = above if above is not None else (filled[c - 1] if c > 0 else "")
+            filled.append(cell)
+        out.append(filled)
     return out
 
 
-def html_table_rows(markup: str) -> list[list[str]]:
-    """Cell texts of an HTML table, row by row."""
+def row_texts(rows: list[list[str]], header: list[str] | None = None, caption: str = ""
+              ) -> list[str]:
+    """Every non-empty data row rewritten against the header (by default the first row)."""
+    if header is None:
+        if not rows:
+            return []
+        header, rows = rows[0], rows[1:]
+    names = [cell or f"列{i + 1}" for i, cell in enumerate(header)]
+    out = []
+    for row in rows:
+        pairs = [f"{names[i] if i < len(names) else f'列{i + 1}'}: {cell}"
+                 for i, cell in enumerate(row) if cell]
+        if pairs:
+            out.append((f"{caption} | " if caption else "") + "; ".join(pairs))
+    return out
+
+
+def markdown_table(header: list[str], rows: list[list[str]], caption: str = "") -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    parts = [caption] if caption else []
+    parts += [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
+    return "\n".join(parts)
+
+
+def table_blocks(header: list[str], rows: list[list[str]], row_pages: list[int],
+                 caption: str = "") -> list[Block]:
+    """One TABLE block (Markdown, on the table's first page), then one TABLE_ROW per data row."""
+    if not header and not rows:
+        return []
+    blocks = [Block(kind=BlockKind.TABLE, text=markdown_table(header, rows, caption),
+                    page=row_pages[0] if row_pages else 1)]
+    for row, page in zip(rows, row_pages, strict=True):
+        blocks += [Block(kind=BlockKind.TABLE_ROW, text=text, page=page)
+                   for text in row_texts([row], header, caption)]
+    return blocks
+
+
+def grid_blocks(grid: list[list[str | None]], page: int = 1, caption: str = "") -> list[Block]:
+    """Blocks of a table given as a grid whose first row is the header."""
+    filled = [row for row in fill_merged(grid) if any(row)]
+    if not filled:
+        return []
+    return table_blocks(filled[0], filled[1:], [page] * (len(filled) - 1), caption)
+
+
+def html_table_rows(markup: str) -> list[list[str | None]]:
+    """Cell texts of an HTML table on a grid: colspan and rowspan copy the cell's text into
+    every position it covers."""
     tree = html.fromstring(markup)
-    return [
-        [normalize(cell.text_content()).replace("\n", " ") for cell in tr.xpath("./th|./td")]
-        for tr in tree.iter("tr")
-    ]
+    grid: list[list[str | None]] = []
+    pending: dict[tuple[int, int], str] = {}  # positions covered by a rowspan from above
+    for r, tr in enumerate(tree.iter("tr")):
+        row: list[str | None] = []
+        for cell in tr.xpath("./th|./td"):
+            while (r, len(row)) in pending:
+                row.append(pending.pop((r, len(row))))
+            text = cell_text(cell.text_content())
+            for _ in range(_span(cell, "colspan")):
+                for below in range(1, _span(cell, "rowspan")):
+                    pending[(r + below, len(row))] = text
+                row.append(text)
+        while (r, len(row)) in pending:
+            row.append(pending.pop((r, len(row))))
+        grid.append(row)
+    return grid
+
+
+def _span(cell, name: str) -> int:
+    value = cell.get(name, "1").strip()
+    return min(int(value), 100) if value.isdigit() and int(value) > 0 else 1

@@ -13,9 +13,11 @@ from datetime import date
 
 from pydantic import BaseModel
 
+from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import SearchFilter
+from ingest.stores import open_embedded
 from ingest.stores.protocols import LexicalStore, VectorStore
 
 
@@ -94,3 +96,50 @@ def hybrid_search(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
         query_coverage=round(encoded.coverage, 3), results=results,
     )
+
+
+class Searcher:
+    """An open index (the serving generation, or a given one) searched with the model it was
+    built with; keeps the model loaded across queries (evaluation runs many)."""
+
+    def __init__(self, settings: Settings, generation: str | None = None) -> None:
+        self._settings = settings
+        self._manifest = ManifestStore(settings.manifest_path, generation)
+        name = self._manifest.generation
+        record = self._manifest.get_generation(name) if name else None
+        self._ready = record is not None and record.dimension is not None
+        if self._ready:
+            self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
+            self._stores = open_embedded(settings, record.embedding_model, record.dimension,
+                                         record.generation)
+
+    def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
+               k: int = 5) -> SearchResponse:
+        if not self._ready:
+            return SearchResponse(query=query, tenant_id=tenant_id, groups=groups, as_of=as_of,
+                                  dense_used=False, query_coverage=0.0, results=[])
+        return hybrid_search(
+            query, manifest=self._manifest, lexical=self._stores.lexical,
+            vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
+            groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
+            min_coverage=self._settings.dense_min_coverage,
+        )
+
+    def close(self) -> None:
+        if self._ready:
+            self._stores.close()
+            self._embedder.close()
+        self._manifest.close()
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def search_index(settings: Settings, query: str, *, tenant_id: str, groups: list[str],
+                 as_of: date, k: int = 5, generation: str | None = None) -> SearchResponse:
+    """One query against the serving generation (or the given one)."""
+    with Searcher(settings, generation) as searcher:
+        return searcher.search(query, tenant_id=tenant_id, groups=groups, as_of=as_of, k=k)

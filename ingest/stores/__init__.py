@@ -22,11 +22,22 @@ class Stores:
             store.close()
 
 
-def open_embedded(settings: Settings, model: str, dimension: int) -> Stores:
+    def activate(self) -> None:
+        """Switch every role's alias to this generation (vectors last: search follows them)."""
+        self.graph.activate()
+        self.lexical.activate()
+        self.vectors.activate()
+
+    def drop(self) -> None:
+        for store in (self.vectors, self.lexical, self.graph):
+            store.drop()
+
+
+def open_embedded(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     """Milvus Lite, SQLite FTS5 and LadybugDB files under the data directory."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return Stores(
-        vectors=MilvusVectorStore(str(settings.milvus_path), dimension, model),
-        lexical=SqliteLexicalStore(settings.lexical_path),
-        graph=LadybugGraphStore(settings.graph_path),
+        vectors=MilvusVectorStore(str(settings.milvus_path), dimension, model, generation),
+        lexical=SqliteLexicalStore(settings.lexical_path, generation),
+        graph=LadybugGraphStore(settings.graph_path, generation),
     )

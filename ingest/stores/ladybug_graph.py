@@ -8,6 +8,8 @@ chunk deletes the relations it is the source of.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -65,16 +67,36 @@ SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r
 
 
 class LadybugGraphStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = ladybug.Database(str(path))
+    """One database file per generation in `folder`; the alias is a file naming the serving one."""
+
+    def __init__(self, folder: Path, generation: str = "g1", alias: str = "kbflow_graph") -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self._folder = folder
+        self._generation = generation
+        self._alias = alias
+        self._path = folder / f"{generation}.lbug"
+        self._db = ladybug.Database(str(self._path))
+        self._closed = False
         self._conn = ladybug.Connection(self._db)
         for statement in _SCHEMA:
             self._conn.execute(statement)
 
     def close(self) -> None:
-        self._conn.close()
-        self._db.close()
+        if not self._closed:
+            self._conn.close()
+            self._db.close()
+            self._closed = True
+
+    def activate(self) -> None:
+        """Atomically rewrite the alias file (rename over the old one)."""
+        pending = self._folder / f".{self._alias}.tmp"
+        pending.write_text(json.dumps({"alias": self._alias, "generation": self._generation}))
+        os.replace(pending, self._folder / f"{self._alias}.json")
+
+    def drop(self) -> None:
+        self.close()
+        for path in self._folder.glob(f"{self._generation}.lbug*"):
+            path.unlink()
 
     def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
         if chunks:
@@ -127,6 +149,12 @@ class LadybugGraphStore:
         fields = ["subject", "predicate", "object", "subject_type", "object_type",
                   "source_chunk_id", "doc_id", "version_id", "extractor", "confidence"]
         return [Triple(**dict(zip(fields, row, strict=True))) for row in result.get_all()]
+
+    def chunk_ids(self, version_key: str) -> set[str]:
+        result = self._conn.execute(
+            "MATCH (c:Chunk) WHERE c.version_key = $key RETURN c.chunk_id", {"key": version_key}
+        )
+        return {row[0] for row in result.get_all()}
 
     def count(self) -> int:
         return int(self._conn.execute("MATCH ()-[e:RELATES]->() RETURN count(e)").get_next()[0])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pymilvus import DataType, MilvusClient
+from pymilvus import DataType, MilvusClient, MilvusException
 
 from ingest.embed import Embedding
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
@@ -27,20 +27,21 @@ def _quoted(values: Sequence[str]) -> str:
 
 
 class MilvusVectorStore:
-    def __init__(self, uri: str, dimension: int, model: str,
+    def __init__(self, uri: str, dimension: int, model: str, generation: str = "g1",
                  collection: str = "kbflow_chunks") -> None:
         self._client = MilvusClient(uri)
-        self._name = collection
-        if not self._client.has_collection(collection):
+        self._alias = collection
+        self._name = f"{collection}_{generation}"
+        if not self._client.has_collection(self._name):
             self._create(dimension)
             self._client.alter_collection_properties(
-                collection, properties={_MODEL_PROPERTY: model}
+                self._name, properties={_MODEL_PROPERTY: model}
             )
-        self._client.load_collection(collection)  # a reopened Milvus Lite file comes back unloaded
+        self._client.load_collection(self._name)  # a reopened Milvus Lite file comes back unloaded
         recorded = self._recorded_model()
         if recorded != (model, dimension):
             raise EmbeddingMismatchError(
-                f"collection {collection} holds {recorded[0]} vectors (dim {recorded[1]}), "
+                f"collection {self._name} holds {recorded[0]} vectors (dim {recorded[1]}), "
                 f"not {model} (dim {dimension}); run a full rebuild for a new model"
             )
 
@@ -70,6 +71,16 @@ class MilvusVectorStore:
 
     def close(self) -> None:
         self._client.close()
+
+    def activate(self) -> None:
+        """Point the alias consumers query at this generation's collection."""
+        try:
+            self._client.alter_alias(self._name, self._alias)
+        except MilvusException:
+            self._client.create_alias(self._name, self._alias)
+
+    def drop(self) -> None:
+        self._client.drop_collection(self._name)
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Mapping[str, Embedding]) -> None:
         rows = [

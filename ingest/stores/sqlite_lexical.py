@@ -19,13 +19,16 @@ from ingest.stores.tokens import query_tokens, tokens
 
 
 class SqliteLexicalStore:
-    def __init__(self, path: Path, table: str = "kbflow_chunks") -> None:
+    def __init__(self, path: Path, generation: str = "g1", alias: str = "kbflow_chunks") -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._t = table
+        self._alias = alias
+        self._generation = generation
+        self._t = table = f"{alias}_{generation}"
         self._db.executescript(
-            f"""CREATE TABLE IF NOT EXISTS {table} (
+            f"""CREATE TABLE IF NOT EXISTS kbflow_aliases (name TEXT PRIMARY KEY, target TEXT);
+                CREATE TABLE IF NOT EXISTS {table} (
                     rowid INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
                     version_key TEXT NOT NULL, doc_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
                     acl TEXT NOT NULL, eff_from INTEGER NOT NULL, eff_to INTEGER NOT NULL,
@@ -36,6 +39,17 @@ class SqliteLexicalStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def activate(self) -> None:
+        """Record which generation's tables the alias names (readers of this file follow it)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO kbflow_aliases VALUES (?, ?)", (self._alias, self._t)
+        )
+
+    def drop(self) -> None:
+        self._db.executescript(
+            f"DROP TABLE IF EXISTS {self._t}; DROP TABLE IF EXISTS {self._t}_fts;"
+        )
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         """Replace rows by chunk_id in one transaction (parents too: they widen a hit)."""

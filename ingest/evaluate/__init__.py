@@ -1,0 +1,225 @@
+"""Retrieval evaluation: gold cases (JSONL) in, Recall@K, Hit@K, MRR and nDCG@K out, overall and
+per tag, with "no answer" cases scored apart. The publish gate compares a new generation's
+Recall@K with the baseline's; `kbflow eval` prints the report.
+
+An expectation names what a good result is, in whichever way survives re-chunking best: a
+chunk_id (exact, but changes with the chunker), a clause of a document version ("第十条" of
+travel-expense 2026: any piece of it counts), or a phrase the chunk text must contain
+(optionally within one document/version). Forbidden items use the same shapes: a result in the
+top K that matches one (the 2025 rule for a 2026 date, a document the reader may not see) is
+counted against the case.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field, model_validator
+
+from ingest.config import Settings
+
+
+class Retrieved(Protocol):
+    """What a search returns per hit (ingest.search.SearchResult has all of it)."""
+
+    chunk_id: str
+    doc_id: str
+    version_id: str
+    clause_no: str | None
+    text: str
+
+
+SearchFn = Callable[[str, date | None, str | None, list[str] | None, int], Sequence[Retrieved]]
+
+
+class Expectation(BaseModel):
+    """A result that should (or, in `forbidden`, must not) be found; every field given must
+    match. A bare string in JSONL is a chunk_id."""
+
+    chunk_id: str | None = None
+    doc_id: str | None = None
+    version: str | None = None
+    clause: str | None = None
+    text: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"chunk_id": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _specific(self) -> Expectation:
+        if not (self.chunk_id or self.clause or self.text or self.doc_id):
+            raise ValueError("an expectation needs a chunk_id, a clause, a text or a doc_id")
+        if self.clause and not self.doc_id:
+            raise ValueError(f"clause {self.clause} needs the doc_id it belongs to")
+        return self
+
+    def matches(self, hit: Retrieved) -> bool:
+        return (
+            (self.chunk_id is None or hit.chunk_id == self.chunk_id)
+            and (self.doc_id is None or hit.doc_id == self.doc_id)
+            and (self.version is None or hit.version_id == self.version)
+            and (self.clause is None or _norm(hit.clause_no or "") == _norm(self.clause))
+            and (self.text is None or _norm(self.text) in _norm(hit.text))
+        )
+
+
+class EvalCase(BaseModel):
+    id: str
+    question: str
+    expected: list[Expectation] = Field(default_factory=list)
+    forbidden: list[Expectation] = Field(default_factory=list)
+    as_of: date | None = None
+    tenant: str | None = None
+    groups: list[str] | None = None
+    tags: list[str] = Field(default_factory=list)
+    no_answer: bool = False  # nothing relevant exists for this reader: the search should say so
+
+    @model_validator(mode="after")
+    def _answerable_or_not(self) -> EvalCase:
+        if self.no_answer == bool(self.expected):
+            raise ValueError(f"case {self.id}: give `expected`, or set no_answer (not both)")
+        return self
+
+
+class CaseResult(BaseModel):
+    id: str
+    tags: list[str]
+    no_answer: bool
+    recall: float = 0.0
+    hit: float = 0.0
+    reciprocal_rank: float = 0.0
+    ndcg: float = 0.0
+    forbidden_hits: int = 0
+    passed: bool  # answerable: hit and no forbidden result; no-answer: see evaluate()
+    ranked: list[str]  # doc@version clause of each result, for reading a failure
+
+
+class Metrics(BaseModel):
+    cases: int  # answerable cases; the four means are over these
+    recall: float
+    hit: float
+    mrr: float
+    ndcg: float
+    forbidden_rate: float  # share of all cases (answerable or not) with a forbidden result
+    no_answer_cases: int
+    no_answer_passed: int
+
+    @property
+    def no_answer_rate(self) -> float:
+        return self.no_answer_passed / self.no_answer_cases if self.no_answer_cases else 1.0
+
+
+class EvalReport(BaseModel):
+    k: int
+    overall: Metrics
+    per_tag: dict[str, Metrics]
+    cases: list[CaseResult]
+
+
+def load_cases(path: Path) -> list[EvalCase]:
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                cases.append(EvalCase.model_validate_json(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: {exc}") from exc
+    if len({c.id for c in cases}) != len(cases):
+        raise ValueError(f"{path}: case ids must be unique")
+    return cases
+
+
+def evaluate(cases: Sequence[EvalCase], search_fn: SearchFn, k: int = 5,
+             no_answer_threshold: float | None = None) -> EvalReport:
+    """Run every case through `search_fn(question, as_of, tenant, groups, k)` and score the top K.
+
+    A no-answer case passes when no forbidden result is in the top K and, with a threshold, the
+    top-1 score (a `score` attribute) is below it; with neither forbidden items nor a threshold,
+    only an empty result list passes."""
+    results = [
+        score_case(case, search_fn(case.question, case.as_of, case.tenant, case.groups, k)[:k],
+                   k, no_answer_threshold)
+        for case in cases
+    ]
+    tags = sorted({tag for r in results for tag in r.tags})
+    return EvalReport(
+        k=k, overall=_metrics(results),
+        per_tag={tag: _metrics([r for r in results if tag in r.tags]) for tag in tags},
+        cases=results,
+    )
+
+
+def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
+               no_answer_threshold: float | None = None) -> CaseResult:
+    hits = list(hits)[:k]
+    forbidden = sum(any(f.matches(h) for f in case.forbidden) for h in hits)
+    ranked = [f"{h.doc_id}@{h.version_id} {h.clause_no or '-'}" for h in hits]
+    if case.no_answer:
+        top = getattr(hits[0], "score", None) if hits else None
+        if no_answer_threshold is not None:
+            quiet = top is None or top < no_answer_threshold
+        else:
+            quiet = bool(case.forbidden) or not hits
+        return CaseResult(id=case.id, tags=case.tags, no_answer=True, forbidden_hits=forbidden,
+                          passed=quiet and forbidden == 0, ranked=ranked)
+    credited: set[int] = set()  # expectations already found higher up
+    dcg, first = 0.0, 0
+    for rank, hit in enumerate(hits, start=1):
+        new = {i for i, e in enumerate(case.expected) if i not in credited and e.matches(hit)}
+        if new:
+            first = first or rank
+            dcg += 1 / math.log2(rank + 1)
+            credited |= new
+    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(len(case.expected), k) + 1))
+    return CaseResult(
+        id=case.id, tags=case.tags, no_answer=False,
+        recall=len(credited) / len(case.expected), hit=float(first > 0),
+        reciprocal_rank=1 / first if first else 0.0, ndcg=dcg / ideal,
+        forbidden_hits=forbidden, passed=first > 0 and forbidden == 0, ranked=ranked,
+    )
+
+
+@contextmanager
+def hybrid_search_fn(settings: Settings, generation: str | None = None) -> Iterator[SearchFn]:
+    """A search function over the serving (or the given) generation: hybrid BM25 + dense, as
+    `kbflow search`, with the configured default tenant and groups."""
+    from ingest.search import Searcher
+
+    with Searcher(settings, generation) as searcher:
+        def search(question: str, as_of: date | None, tenant: str | None,
+                   groups: list[str] | None, k: int) -> Sequence[Retrieved]:
+            return searcher.search(
+                question, tenant_id=tenant or settings.default_tenant,
+                groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
+            ).results
+
+        yield search
+
+
+def _metrics(results: Sequence[CaseResult]) -> Metrics:
+    answerable = [r for r in results if not r.no_answer]
+    silent = [r for r in results if r.no_answer]
+
+    def mean(values: list[float]) -> float:
+        return round(sum(values) / len(values), 4) if values else 0.0
+
+    return Metrics(
+        cases=len(answerable), recall=mean([r.recall for r in answerable]),
+        hit=mean([r.hit for r in answerable]), mrr=mean([r.reciprocal_rank for r in answerable]),
+        ndcg=mean([r.ndcg for r in answerable]),
+        forbidden_rate=mean([float(r.forbidden_hits > 0) for r in results]),
+        no_answer_cases=len(silent), no_answer_passed=sum(r.passed for r in silent),
+    )
+
+
+def _norm(text: str) -> str:
+    """NFKC and no whitespace: "第 10 条" and full-width digits match what the parser wrote."""
+    return "".join(unicodedata.normalize("NFKC", text).split())

@@ -1,0 +1,250 @@
+"""Page layout to blocks: reading order over columns, running headers and footers, paragraphs and
+headings. Works on positioned lines, whether they come from a PDF text layer or from OCR boxes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ingest.models import Block, BlockKind
+from ingest.text import (
+    ARTICLE,
+    is_structure_start,
+    join_lines,
+    looks_like_heading,
+    numbered_heading_level,
+)
+
+MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and footers live
+HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
+_PAGE_NUMBER = re.compile(
+    r"[-–—~_\s]*\d{1,4}[-–—~_\s]*"  # "3", "- 3 -"
+    r"|第\s*\d{1,4}\s*页(?:\s*[,，/]?\s*共\s*\d{1,4}\s*页)?"  # "第 3 页", "第 3 页 共 10 页"
+    r"|共\s*\d{1,4}\s*页\s*[,，]?\s*第\s*\d{1,4}\s*页"  # "共 10 页 第 3 页"
+    r"|\d{1,4}\s*/\s*\d{1,4}"  # "3/10"
+    r"|(?:page|p\.)\s*\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?",  # "Page 3 of 10"
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Line:
+    """One text line with its box (PDF points, top-left origin) and what its font says."""
+
+    text: str
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    size: float  # font size; the box height for OCR lines
+    bold: bool = False
+    confidence: float | None = None  # the OCR score; None for a text-layer line
+    in_margin: bool = False
+    band: str = ""  # "L"/"R" on a two-column page: indents are measured per column
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+class Boxed(Protocol):
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class TableItem(Boxed, Protocol):
+    """A table placed among the lines; it turns itself into blocks once its caption is known."""
+
+    def blocks(self, caption: str) -> list[Block]: ...
+
+
+def in_margin(y0: float, y1: float, height: float) -> bool:
+    return y1 < height * MARGIN_SHARE or y0 > height * (1 - MARGIN_SHARE)
+
+
+def is_page_number(text: str) -> bool:
+    return bool(_PAGE_NUMBER.fullmatch(text.strip()))
+
+
+# ---- reading order -----------------------------------------------------------------------------
+
+
+Item = Line | TableItem
+
+
+def reading_order(items: Sequence[Item], width: float) -> list[Item]:
+    """Top to bottom; where a page has two columns, the left column before the right one, between
+    items that span both (a title, a wide table, the running header)."""
+    ordered = sorted(items, key=lambda i: (round(i.y0), i.x0))
+    gutter = find_gutter([i for i in ordered if isinstance(i, Line) and not i.in_margin], width)
+    if gutter is None:
+        return ordered
+    out: list[Item] = []
+    left: list[Item] = []
+    right: list[Item] = []
+    for item in ordered:
+        if item.x1 <= gutter:
+            left.append(item)
+        elif item.x0 >= gutter:
+            right.append(item)
+        else:
+            out += left + right
+            left, right = [], []
+            out.append(item)
+        if isinstance(item, Line):
+            item.band = "L" if item.x1 <= gutter else "R" if item.x0 >= gutter else ""
+    return out + left + right
+
+
+def find_gutter(lines: list[Line], width: float) -> float | None:
+    """The x of a blank vertical strip in the middle of the page with at least three lines side
+    by side across it and (almost) no line crossing it where the columns run; None when the page
+    has one column. Candidates are just right of line ends in the middle of the page."""
+    best: tuple[int, float] | None = None
+    candidates = sorted({round(line.x1) + 1 for line in lines
+                         if width * 0.3 <= line.x1 <= width * 0.7})
+    for x in candidates:
+        left = [line for line in lines if line.x1 <= x]
+        right = [line for line in lines if line.x0 >= x]
+        if len(left) < 3 or len(right) < 3:
+            continue
+        pairs = [r for r in right if any(_beside(r, left_line) for left_line in left)]
+        if len(pairs) < 3:
+            continue
+        top = min(r.y0 for r in pairs)
+        bottom = max(r.y1 for r in pairs)
+        crossing = [line for line in lines
+                    if line.x0 < x < line.x1 and line.y1 > top and line.y0 < bottom]
+        if len(crossing) <= 1 and (best is None or len(pairs) > best[0]):
+            best = (len(pairs), (max(line.x1 for line in left) + min(r.x0 for r in right)) / 2)
+    return best[1] if best else None
+
+
+def _beside(a: Line, b: Line) -> bool:
+    return a.y0 < b.y1 and b.y0 < a.y1
+
+
+# ---- running headers and footers -------------------------------------------------------------
+
+
+def running_lines(lines: list[Line], pages: int) -> set[int]:
+    """ids of lines in the top or bottom margin that are page numbers, or that repeat (digits
+    aside) on at least half of the pages."""
+    margin = [line for line in lines if line.in_margin]
+    seen = {(_shape(line.text), line.page) for line in margin}
+    per_shape = Counter(shape for shape, _ in seen)
+    repeated = {shape for shape, n in per_shape.items() if pages >= 2 and n >= max(2, pages // 2)}
+    return {id(line) for line in margin
+            if is_page_number(line.text) or _shape(line.text) in repeated}
+
+
+def _shape(text: str) -> str:
+    """Page numbers differ from page to page; the rest of a running line does not."""
+    return re.sub(r"\d+", "#", re.sub(r"\s+", "", text))
+
+
+# ---- paragraphs and headings -----------------------------------------------------------------
+
+
+def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
+                      ) -> list[Block]:
+    """Lines joined into paragraphs and headings; tables turned into their blocks in place.
+
+    A line opens a paragraph when it starts a clause or heading, is indented or centred, changes
+    font size or weight, follows a vertical gap, or follows a short line that ended a sentence.
+    """
+    lines = [item for item in items if isinstance(item, Line)]
+    bands = _band_edges(lines)
+    blocks: list[Block] = []
+    runs: list[list[Line]] = []
+    previous: Line | None = None
+    for item in items:
+        if not isinstance(item, Line):
+            last = blocks[-1] if blocks else None
+            caption = last.text if last and runs[-1] and caption_test(last.text) else ""
+            table = item.blocks(caption)
+            blocks += table
+            runs += [[] for _ in table]
+            previous = None
+            continue
+        if previous is None or _opens_paragraph(item, previous, bands):
+            blocks.append(Block(kind=BlockKind.PARAGRAPH, text=item.text, page=item.page))
+            runs.append([item])
+        else:
+            blocks[-1].text = join_lines(blocks[-1].text, item.text)
+            runs[-1].append(item)
+        previous = item
+    _mark_headings(blocks, runs, lines)
+    _mark_ocr(blocks, runs)
+    return blocks
+
+
+def _band_edges(lines: list[Line]) -> dict[str, tuple[float, float]]:
+    """Per column band: the common left edge (the margin) and the rightmost line end."""
+    edges = {}
+    for band in {line.band for line in lines}:
+        members = [line for line in lines if line.band == band]
+        starts = Counter(round(line.x0) for line in members)
+        margin = min((x for x, n in starts.items() if n >= 3), default=min(starts))
+        edges[band] = (margin, max(line.x1 for line in members))
+    return edges
+
+
+def _opens_paragraph(line: Line, previous: Line, bands: dict[str, tuple[float, float]]) -> bool:
+    margin, _ = bands[line.band]
+    _, right = bands[previous.band]
+    return (
+        is_structure_start(line.text)
+        or line.x0 > margin + 6
+        or abs(line.height - previous.height) > 0.2 * previous.height
+        or line.bold != previous.bold
+        or (line.page == previous.page and line.band == previous.band
+            and line.y0 - previous.y1 > 0.8 * previous.height)
+        or (previous.text[-1] in "。:.!?" and previous.x1 < right - 24)  # text is NFKC already
+    )
+
+
+def _mark_headings(blocks: list[Block], runs: list[list[Line]], lines: list[Line]) -> None:
+    """Headings by numbering (第X章, 4.2 …) or by looks (a larger or bold short line). Numbered
+    headings take the numbering's level; the others rank by font size, largest first."""
+    body = _body_size(lines)
+    styled = {i for i, (block, run) in enumerate(zip(blocks, runs, strict=True))
+              if run and _looks_styled(block.text, run, body)}
+    sizes = sorted({round(max(line.size for line in runs[i])) for i in styled}, reverse=True)
+    for i, (block, run) in enumerate(zip(blocks, runs, strict=True)):
+        if not run:
+            continue
+        level = numbered_heading_level(block.text)
+        if level is None and i in styled:
+            level = sizes.index(round(max(line.size for line in run))) + 1
+        if level is not None:
+            block.kind, block.level = BlockKind.HEADING, level
+
+
+def _looks_styled(text: str, run: list[Line], body: float) -> bool:
+    if len(run) > 2 or ARTICLE.match(text) or not looks_like_heading(text):
+        return False
+    return max(line.size for line in run) >= body * HEADING_SIZE_RATIO or all(
+        line.bold for line in run)
+
+
+def _body_size(lines: list[Line]) -> float:
+    """The font size most of the text is set in."""
+    weights = Counter[float]()
+    for line in lines:
+        weights[round(line.size, 1)] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def _mark_ocr(blocks: list[Block], runs: list[list[Line]]) -> None:
+    for block, run in zip(blocks, runs, strict=True):
+        scores = [line.confidence for line in run if line.confidence is not None]
+        if scores:
+            block.ocr, block.ocr_confidence = True, round(sum(scores) / len(scores), 4)

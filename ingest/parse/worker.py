@@ -1,0 +1,109 @@
+"""Parsing under a time limit: a document is parsed in a child process that is killed when it
+runs past the limit (a pathological PDF, OCR of a huge page), so the run goes on without it.
+
+The child is spawned, not forked: the parent may run threads (Prefect, ONNX Runtime), and a
+forked copy of a threaded process can deadlock. It is reused from one document to the next (it
+keeps the OCR model loaded) and replaced after a timeout or a crash.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from types import TracebackType
+
+from ingest.models import DocumentMeta, ParsedDocument
+from ingest.parse.pdf import ParseError
+
+STARTUP_TIMEOUT_S = 120.0  # importing the parsers in a fresh process, on a busy machine
+
+
+class ParseWorker:
+    """`with ParseWorker(timeout_s, max_file_mb) as worker: doc = worker.parse(meta, data)`;
+    raises ParseError for a bad document, a timeout or a crashed parser."""
+
+    def __init__(self, timeout_s: float, max_file_mb: float = 100.0) -> None:
+        self.timeout_s = timeout_s
+        self.max_file_mb = max_file_mb
+        self._lock = threading.Lock()
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+
+    def parse(self, meta: DocumentMeta, data: bytes) -> ParsedDocument:
+        with self._lock:
+            conn = self._ready()
+            try:
+                conn.send((meta, data, self.max_file_mb))
+            except OSError:  # the child died between documents
+                self.close()
+                raise ParseError("the parser process died before reading the document") from None
+            if not conn.poll(self.timeout_s):
+                self.close()
+                raise ParseError(f"parsing took longer than {self.timeout_s:g} s "
+                                 "(the parse_timeout_s setting)")
+            try:
+                status, value = conn.recv()
+            except EOFError:
+                code = self._process.exitcode if self._process else None
+                self.close()
+                raise ParseError(f"the parser process died (exit code {code})") from None
+        if status == "error":
+            raise ParseError(value)
+        return value
+
+    def _ready(self) -> Connection:
+        if self._process is not None and self._process.is_alive() and self._conn is not None:
+            return self._conn
+        self.close()
+        parent, child = multiprocessing.Pipe()
+        process = multiprocessing.get_context("spawn").Process(
+            target=_serve, args=(child,), name="kbflow-parse", daemon=True)
+        process.start()
+        child.close()
+        self._process, self._conn = process, parent
+        if not parent.poll(STARTUP_TIMEOUT_S):
+            self.close()
+            raise ParseError("the parser process did not start")
+        parent.recv()  # "ready"
+        return parent
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.join(5)
+        if self._conn is not None:
+            self._conn.close()
+        self._process = self._conn = None
+
+    def __enter__(self) -> ParseWorker:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+def parse_with_timeout(meta: DocumentMeta, data: bytes, timeout_s: float,
+                       max_file_mb: float = 100.0) -> ParsedDocument:
+    """One document in a fresh child process (about a second of start-up: reuse a ParseWorker
+    for many documents)."""
+    with ParseWorker(timeout_s, max_file_mb) as worker:
+        return worker.parse(meta, data)
+
+
+def _serve(conn: Connection) -> None:
+    from ingest.parse import parse_document
+
+    conn.send("ready")
+    while True:
+        try:
+            meta, data, max_file_mb = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send(("ok", parse_document(meta, data, max_file_mb=max_file_mb)))
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as a reason
+            reason = str(exc) if isinstance(exc, ParseError) else f"{type(exc).__name__}: {exc}"
+            conn.send(("error", reason))

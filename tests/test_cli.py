@@ -1,0 +1,51 @@
+"""The `kbflow` command as a user runs it: quiet output, JSON summaries, status and search."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests_support import SAMPLE_DOCS
+
+
+def kbflow(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "KBFLOW_"))}
+    env["COLUMNS"] = "200"  # a wide terminal, so table cells are not folded
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", "--data-dir", str(data), *args],
+        capture_output=True, text=True, timeout=600, env=env, check=False,
+    )
+
+
+def test_ingest_status_search_round_trip(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLE_DOCS / "leave_policy.md", docs)
+    (docs / "notes.xyz").write_text("not a document")
+    data = tmp_path / "data"
+
+    ingest = kbflow("ingest", str(docs), "--json", data=data)
+    assert ingest.returncode == 0, ingest.stderr
+    assert "Traceback" not in ingest.stderr and "database is locked" not in ingest.stderr
+    summary = json.loads(ingest.stdout)
+    assert summary["documents"] == {"FAILED": 1, "READY": 1}
+    assert summary["failures"][0]["reason"] == "ParseError: unsupported file type .xyz"
+    assert set(summary["seconds"]) >= {"parse", "chunk", "embed", "vectors", "lexical", "graph"}
+
+    status = kbflow("status", "--json", data=data)
+    assert status.returncode == 0, status.stderr
+    states = {d["doc_id"]: d["state"] for d in json.loads(status.stdout)["documents"]}
+    assert states == {"leave_policy": "READY", "notes": "FAILED"}
+
+    found = kbflow("search", "婚假有几天", "--json", "--k", "3", data=data)
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)["results"]
+    assert results[0]["doc_id"] == "leave_policy" and results[0]["clause_no"] == "第十条"
+    assert results[0]["bm25_rank"] == 1
+
+    table = kbflow("status", data=data)
+    assert "leave_policy" in table.stdout and "READY" in table.stdout

@@ -1,0 +1,123 @@
+"""End to end: sample_docs/ through the Prefect flow into the three embedded stores."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+from pathlib import Path
+
+from tests_support import SAMPLE_DOCS
+
+from flows.ingest import ingest_flow
+from ingest.config import Settings
+from ingest.manifest import ManifestStore
+from ingest.models import State
+from ingest.parse import discover
+from ingest.search import SearchResponse, search_index
+from ingest.stores import open_embedded
+
+
+def search(settings: Settings, query: str, *, as_of: date, tenant: str = "default",
+           groups: tuple[str, ...] = ("all-staff",), k: int = 5) -> SearchResponse:
+    return search_index(settings, query, tenant_id=tenant, groups=list(groups), as_of=as_of, k=k)
+
+
+def test_every_sample_document_is_ready_in_all_three_stores(ingested) -> None:
+    summary, settings = ingested
+    documents = len(discover(SAMPLE_DOCS))
+    assert summary.failures == []
+    assert summary.documents == {"READY": documents}
+    manifest = ManifestStore(settings.manifest_path)
+    records = manifest.documents()
+    chunks = [c for r in records for c in manifest.version_chunks(r.doc_id, r.version_id)]
+    manifest.close()
+    indexed = [c for c in chunks if c.kind != "parent"]
+    assert summary.chunks.added == len(chunks)
+    stores = open_embedded(settings, settings.embedding_model, 384, summary.generation)
+    try:
+        assert stores.vectors.count() == len(indexed)
+        assert stores.lexical.count() == len(chunks)
+        assert stores.graph.count() > 0
+        assert stores.graph.count() <= summary.triples
+    finally:
+        stores.close()
+    assert summary.embedded > 0
+
+
+def test_chunks_carry_citation_fields(ingested) -> None:
+    _, settings = ingested
+    manifest = ManifestStore(settings.manifest_path)
+    chunks = manifest.version_chunks("travel-expense", "2025")
+    manifest.close()
+    clause = next(c for c in chunks if c.clause_no == "第十条" and c.kind == "clause")
+    assert clause.prefix == "《差旅费管理办法》v2025 / 第三章 差旅费开支标准 / 第十条"
+    assert clause.page_start == 2 and clause.source_uri.endswith("travel-expense-2025.pdf")
+    assert clause.effective_from == date(2025, 1, 1) and clause.effective_to == date(2025, 12, 31)
+    assert clause.parent_chunk_id in {c.chunk_id for c in chunks if c.kind == "parent"}
+    assert clause.prev_chunk_id and clause.next_chunk_id
+    assert "星河科技有限公司 内部制度文件" not in "".join(c.text for c in chunks)
+
+
+def test_rerun_changes_nothing_and_embeds_nothing(ingested) -> None:
+    summary, settings = ingested
+    again = ingest_flow(summary.source, str(settings.data_dir))
+    assert again.chunks.added == again.chunks.changed == again.chunks.removed == 0
+    assert again.embedded == 0
+    assert again.skipped_unchanged == summary.files
+    assert again.documents == summary.documents
+
+
+def test_as_of_selects_the_version_in_force(ingested) -> None:
+    _, settings = ingested
+    query = "出差打车超标了还能报吗"
+    for as_of, wanted, other in ((date(2026, 5, 1), "2026", "2025"),
+                                 (date(2025, 6, 1), "2025", "2026")):
+        results = search(settings, query, as_of=as_of).results
+        top3 = [(r.doc_id, r.version_id, r.clause_no) for r in results[:3]]
+        assert ("travel-expense", wanted, "第十条") in top3, top3
+        position = top3.index(("travel-expense", wanted, "第十条"))
+        assert all(r.version_id != other for r in results[: position + 1])
+
+
+def test_acl_and_tenant_filters_hide_what_the_reader_may_not_see(ingested) -> None:
+    _, settings = ingested
+    today = date(2026, 5, 1)
+    staff = search(settings, "合同签订 审批人", as_of=today, k=10).results
+    assert all(r.doc_id != "approval-authority" for r in staff)
+    finance = search(settings, "合同签订 审批人", as_of=today, groups=("finance",)).results
+    assert finance and finance[0].doc_id == "approval-authority"
+    procurement = search(settings, "采购", as_of=today, k=10).results
+    assert all(r.doc_id != "procurement" for r in procurement)
+    subsidiary = search(settings, "采购", as_of=today, tenant="subsidiary-b").results
+    assert subsidiary and {r.doc_id for r in subsidiary} == {"procurement"}
+
+
+def test_dense_path_joins_only_for_text_the_model_can_read(ingested) -> None:
+    _, settings = ingested
+    chinese = search(settings, "年休假天数", as_of=date(2026, 5, 1))
+    english = search(settings, "home internet reimbursement", as_of=date(2026, 5, 1))
+    assert not chinese.dense_used and all(r.dense_rank is None for r in chinese.results)
+    assert english.dense_used
+    assert english.results[0].doc_id == "remote_work_policy"
+    assert english.results[0].dense_rank is not None
+
+
+def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> None:
+    _, reference = ingested
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20)
+    (docs / "empty.md").write_bytes(b"")
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(reference.vector_cache_path, data / "vector_cache.db")  # no re-embedding
+    summary = ingest_flow(str(docs), str(data))
+    failed = {f.doc_id: f.reason for f in summary.failures}
+    assert set(failed) == {"broken", "empty"}
+    assert "PDF" in failed["broken"] and "empty" in failed["empty"]
+    assert summary.documents == {"FAILED": 2, "READY": len(discover(SAMPLE_DOCS))}
+    assert summary.embedded == 0
+    manifest = ManifestStore(data / "manifest.db")
+    assert manifest.get("broken", "1").state == State.FAILED
+    assert manifest.get("broken", "1").reason == failed["broken"]
+    manifest.close()

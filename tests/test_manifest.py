@@ -1,0 +1,134 @@
+"""The manifest's state machine: the only path to READY is through every store, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_store_contract import make_chunk
+
+from ingest.manifest import ManifestStore
+from ingest.manifest.store import TransitionError
+from ingest.models import DocumentMeta, State
+
+
+@pytest.fixture
+def manifest(tmp_path: Path):
+    store = ManifestStore(tmp_path / "manifest.db")
+    store.generation = store.create_generation("model", 8, "chunker@1", serving=True).generation
+    yield store
+    store.close()
+
+
+def meta(version: str = "1") -> DocumentMeta:
+    return DocumentMeta(doc_id="policy", version_id=version, title="差旅费管理办法",
+                        tenant_id="t1", acl=["staff"], source_uri="file:///p.pdf",
+                        source_path="p.pdf", file_hash="abc")
+
+
+def walk_to_ready(manifest: ManifestStore, version: str = "1") -> None:
+    manifest.begin(meta(version), "run1", "chunker@1", "model")
+    for state in (State.MILVUS_READY, State.ES_READY, State.NEO4J_READY):
+        manifest.advance("policy", version, state, "run1")
+    manifest.publish("policy", version, [make_chunk(1, version=version)], "run1")
+
+
+def test_versions_become_visible_only_when_ready(manifest: ManifestStore) -> None:
+    manifest.begin(meta(), "run1", "chunker@1", "model")
+    manifest.advance("policy", "1", State.MILVUS_READY, "run1")
+    assert manifest.published_keys() == []
+    manifest.advance("policy", "1", State.ES_READY, "run1")
+    manifest.advance("policy", "1", State.NEO4J_READY, "run1")
+    assert manifest.published_keys() == []
+    manifest.publish("policy", "1", [make_chunk(1)], "run1")
+    assert manifest.published_keys() == ["policy@1"]
+    record = manifest.get("policy", "1")
+    assert record is not None and record.state == State.READY and record.chunk_count == 1
+
+
+def test_skipping_a_store_is_refused(manifest: ManifestStore) -> None:
+    manifest.begin(meta(), "run1", "chunker@1", "model")
+    with pytest.raises(TransitionError):
+        manifest.advance("policy", "1", State.ES_READY, "run1")
+    with pytest.raises(TransitionError):
+        manifest.publish("policy", "1", [], "run1")
+    assert manifest.get("policy", "1").state == State.CREATED
+
+
+def test_publish_replaces_the_published_chunk_set(manifest: ManifestStore) -> None:
+    walk_to_ready(manifest)
+    first = set(manifest.published("policy", "1"))
+    manifest.begin(meta(), "run2", "chunker@1", "model")
+    for state in (State.MILVUS_READY, State.ES_READY, State.NEO4J_READY):
+        manifest.advance("policy", "1", state, "run2")
+    manifest.publish("policy", "1", [make_chunk(2), make_chunk(3)], "run2")
+    second = set(manifest.published("policy", "1"))
+    assert first == {"policy-1-1"} and second == {"policy-1-2", "policy-1-3"}
+    assert manifest.chunks(["policy-1-1", "policy-1-2"]).keys() == {"policy-1-2"}
+
+
+def test_new_content_failing_keeps_the_published_version_serving(
+        manifest: ManifestStore) -> None:
+    walk_to_ready(manifest)
+    state = manifest.fail(("policy", "1"), "p.pdf", "ParseError: PDF has no pages", "run2")
+    record = manifest.get("policy", "1")
+    assert state == record.state == State.READY
+    assert "new content failed: ParseError" in record.reason
+    assert manifest.published_keys() == ["policy@1"]
+
+
+def test_tombstones_hide_every_version_in_every_generation(manifest: ManifestStore) -> None:
+    walk_to_ready(manifest)
+    walk_to_ready(manifest, "2")
+    serving = manifest.generation
+    manifest.generation = manifest.create_generation("model", 8, "chunker@1").generation
+    walk_to_ready(manifest)
+    keys = manifest.tombstone("policy", None, "deleted by user", "run3")
+    assert sorted(keys) == [("policy", "1"), ("policy", "2")]
+    assert manifest.published_keys() == []
+    manifest.generation = serving
+    assert manifest.published_keys() == []
+    assert manifest.get("policy", "1").state == State.TOMBSTONED
+    with pytest.raises(TransitionError):
+        manifest.begin(meta(), "run4", "chunker@1", "model")
+    assert manifest.pending_cleanups() == [("policy", "1"), ("policy", "2")]
+    manifest.mark_cleaned("policy", "1")
+    assert manifest.pending_cleanups() == [("policy", "2")]
+    assert manifest.published_keys() == []
+
+
+def test_activating_a_generation_keeps_the_previous_one(manifest: ManifestStore) -> None:
+    first = manifest.generation
+    second = manifest.create_generation("model", 8, "chunker@2")
+    assert second.status == "building" and manifest.serving().generation == first
+    manifest.activate(second.generation)
+    statuses = {g.generation: g.status for g in manifest.generations()}
+    assert statuses == {first: "kept", second.generation: "serving"}
+
+
+def test_failure_keeps_reason_and_counts_attempts(manifest: ManifestStore) -> None:
+    manifest.fail(("broken", "1"), "broken.pdf", "ParseError: PDF has no pages", "run1")
+    manifest.fail(("broken", "1"), "broken.pdf", "ParseError: PDF has no pages", "run2")
+    record = manifest.get("broken", "1")
+    assert record.state == State.FAILED
+    assert record.reason == "ParseError: PDF has no pages"
+    assert record.attempts == 2
+    assert manifest.published_keys() == []
+
+
+def test_reingest_hides_the_version_until_ready_again(manifest: ManifestStore) -> None:
+    walk_to_ready(manifest)
+    walk_to_ready(manifest, "2")
+    manifest.begin(meta(), "run2", "chunker@1", "model")
+    assert manifest.published_keys() == ["policy@2"]
+
+
+def test_migrations_run_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    first = ManifestStore(path)
+    first.generation = first.create_generation("model", 8, "c", serving=True).generation
+    first.close()
+    again = ManifestStore(path)
+    walk_to_ready(again)
+    again.close()
+    assert ManifestStore(path).published_keys() == ["policy@1"]

@@ -1,0 +1,295 @@
+"""PDF parsing on real files: the sample PDFs (text, scanned, a table across pages, two columns)
+and awkward PDFs generated here (encrypted, corrupt, rotated, empty, huge, not a PDF at all)."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from ingest.models import BlockKind, ParsedDocument
+from ingest.parse import ParseError, parse_document, read_meta
+from ingest.text import join_lines, normalize
+
+SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
+CN_FONT = "china-s"
+RUNNING = re.compile(r"内部制度文件|第\s*\d+\s*页")
+CN_NUMERALS = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+
+
+def parse(path: Path, **options) -> ParsedDocument:
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return parse_document(meta, data, **options)
+
+
+@pytest.fixture(scope="module")
+def scanned() -> ParsedDocument:
+    """The two-page scanned sample, OCR'd once for the module (several seconds per page)."""
+    return parse(SAMPLE_DOCS / "seal_policy_scanned.pdf")
+
+
+def pdf_bytes(pages: list[list[tuple[float, float, str, float]]]) -> bytes:
+    """A PDF whose pages hold the given (x, y, text, size) lines in the built-in CJK font."""
+    doc = pymupdf.open()
+    for lines in pages:
+        page = doc.new_page(width=595, height=842)
+        for x, y, text, size in lines:
+            page.insert_text((x, y), text, fontname=CN_FONT, fontsize=size)
+    return doc.tobytes()
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+# ---- scanned pages ----------------------------------------------------------------------------
+
+
+def test_scanned_clauses_come_out_of_ocr_with_confidence(scanned: ParsedDocument) -> None:
+    clauses = [b for b in scanned.blocks if b.text.startswith("第") and "条" in b.text[:5]]
+    assert [b.text[: b.text.index("条") + 1] for b in clauses] == [
+        f"第{n}条" for n in CN_NUMERALS[:8]]
+    assert all(b.ocr and b.ocr_confidence is not None and b.ocr_confidence > 0.8
+               for b in clauses)
+    assert [b.page for b in clauses] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert "合同专用章、财务专用章和法定代表人名章" in clauses[1].text  # wrapped line rejoined
+    assert scanned.meta.title == "印章使用管理规定"
+    assert scanned.blocks[0].kind == BlockKind.HEADING
+    report = scanned.report
+    assert (report.pages, report.ocr_pages, report.empty_pages) == (2, 2, 0)
+    assert report.ocr_mean_confidence is not None and report.ocr_mean_confidence > 0.9
+    assert report.headers_footers_removed == 4  # a header and a footer on each page
+
+
+def test_no_running_header_or_footer_in_any_sample_pdf(scanned: ParsedDocument) -> None:
+    docs = [parse(path) for path in sorted(SAMPLE_DOCS.glob("*.pdf"))
+            if path.name != "seal_policy_scanned.pdf"]
+    assert len(docs) >= 4
+    for doc in [*docs, scanned]:
+        leaked = [b.text for b in doc.blocks if RUNNING.search(b.text)]
+        assert not leaked, (doc.meta.doc_id, leaked)
+        assert doc.report.headers_footers_removed == 2 * doc.pages
+
+
+# ---- tables -----------------------------------------------------------------------------------
+
+
+def test_table_rows_on_page_two_carry_the_page_one_header() -> None:
+    doc = parse(SAMPLE_DOCS / "expense_standards.pdf")
+    rows = [b for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    page2 = [b.text for b in rows if b.page == 2]
+    assert len(rows) == 18 and len(page2) == 6
+    for text in page2:
+        assert text.startswith("表1 费用报销标准表 | 费用类型: ")
+        assert all(f"{h}: " in text for h in ("城市等级", "职级", "标准金额", "备注"))
+    assert page2[1] == ("表1 费用报销标准表 | 费用类型: 通讯费; 城市等级: 不限; 职级: 其他员工; "
+                        "标准金额: 150元/月; 备注: 销售岗位可上浮50%")
+    # merged cells: 住宿费 spans nine rows; one 伙食补助 cell spans 城市等级 and 职级
+    assert sum(t.text.startswith("表1 费用报销标准表 | 费用类型: 住宿费;") for t in rows) == 9
+    assert "城市等级: 不区分城市等级和职级; 职级: 不区分城市等级和职级;" in rows[9].text
+    assert "费用类型: 市内交通费; 城市等级: 其他城市" in rows[11].text
+    assert (doc.report.tables, doc.report.table_rows) == (1, 18)
+
+
+def test_table_text_is_not_repeated_as_paragraphs_and_kept_whole_as_markdown() -> None:
+    doc = parse(SAMPLE_DOCS / "expense_standards.pdf")
+    prose = " ".join(b.text for b in doc.blocks if b.kind in {BlockKind.PARAGRAPH,
+                                                               BlockKind.HEADING})
+    for cell in ("凭发票据实报销", "副总经理及以上", "加班餐费", "5000元/年", "费用类型"):
+        assert cell not in prose
+    assert "第三条 同一行程涉及多个城市的" in prose  # the text after the table is still there
+    (table,) = [b for b in doc.blocks if b.kind == BlockKind.TABLE]
+    lines = table.text.split("\n")
+    assert table.page == 1 and lines[0] == "表1 费用报销标准表"
+    assert lines[1] == "| 费用类型 | 城市等级 | 职级 | 标准金额 | 备注 |"
+    assert len(lines) == 1 + 2 + 18 and lines[-1].startswith("| 加班餐费 | 不限 | 全体员工 |")
+
+
+def ruled_table_pdf(pages: list[list[list[str]]], widths: list[list[float]]) -> bytes:
+    """One ruled table at the top of each page, with the given rows and column widths."""
+    doc = pymupdf.open()
+    for rows, cols in zip(pages, widths, strict=True):
+        page = doc.new_page(width=595, height=842)
+        for r, row in enumerate(rows):
+            x = 72.0
+            for text, width in zip(row, cols, strict=True):
+                rect = pymupdf.Rect(x, 100 + 22 * r, x + width, 122 + 22 * r)
+                page.draw_rect(rect, color=(0, 0, 0), width=0.6)
+                page.insert_text((x + 4, rect.y1 - 6), text, fontname=CN_FONT, fontsize=10)
+                x += width
+    return doc.tobytes()
+
+
+def test_repeated_header_row_is_not_a_data_row(tmp_path: Path) -> None:
+    header = ["事项", "金额", "审批人"]
+    page1 = [header, ["采购", "5万元以下", "部门负责人"]]
+    page2 = [header, ["借款", "2万元以下", "财务总监"]]
+    data = ruled_table_pdf([page1, page2], [[100, 100, 100]] * 2)
+    doc = parse(write(tmp_path / "repeat.pdf", data))
+    rows = [(b.page, b.text) for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == [(1, "事项: 采购; 金额: 5万元以下; 审批人: 部门负责人"),
+                    (2, "事项: 借款; 金额: 2万元以下; 审批人: 财务总监")]
+    assert doc.report.tables == 1
+
+
+def test_a_different_table_on_the_next_page_keeps_its_own_header(tmp_path: Path) -> None:
+    page1 = [["事项", "金额"], ["采购", "5万元以下"]]
+    page2 = [["姓名", "部门", "电话"], ["张三", "财务部", "8110"]]
+    data = ruled_table_pdf([page1, page2], [[150, 150], [100, 100, 100]])
+    doc = parse(write(tmp_path / "two_tables.pdf", data))
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == ["事项: 采购; 金额: 5万元以下", "姓名: 张三; 部门: 财务部; 电话: 8110"]
+    assert doc.report.tables == 2
+
+
+# ---- layout: columns, headings, page numbers --------------------------------------------------
+
+
+def test_two_column_page_is_read_column_by_column() -> None:
+    path = SAMPLE_DOCS / "employee_handbook.pdf"
+    with pymupdf.open(path) as pdf:
+        page = pdf[0]
+        mid = page.rect.width / 2
+        lines = [(normalize("".join(s["text"] for s in line["spans"])), line["bbox"])
+                 for block in page.get_text("dict")["blocks"] for line in block.get("lines", [])]
+    body = [(text, box) for text, box in lines if 100 < box[1] < 780]
+    left_bottom = max((x for x in body if x[1][2] < mid), key=lambda x: x[1][1])[0]
+    right_top = min((x for x in body if x[1][0] > mid), key=lambda x: x[1][1])[0]
+    doc = parse(path)
+    texts = [b.text for b in doc.blocks]
+    assert any(join_lines(left_bottom, right_top) in text for text in texts)
+    clauses = [t for t in texts if t.startswith("第") and "条 " in t[:6]]
+    assert [t.split(" ")[0] for t in clauses] == [f"第{n}条" for n in CN_NUMERALS]
+    assert "确需带离的,应经部门负责人批准并办理登记手续。" in clauses[9]  # across the page break
+    assert clauses[-1].endswith("自2025年9月1日起施行。")
+
+
+def test_headings_from_font_size_and_numbering_keep_pages() -> None:
+    doc = parse(SAMPLE_DOCS / "information_security.pdf")
+    headings = {b.text: (b.level, b.page) for b in doc.blocks if b.kind == BlockKind.HEADING}
+    assert headings["信息安全管理规范"] == (1, 1)  # the largest font: the title
+    assert headings["2.2 口令要求"] == (2, 1)
+    assert headings["4 终端与网络安全"] == (1, 2)
+    assert not any(text.startswith(("SEC-", "2.2.1", "第")) for text in headings)
+    handbook = parse(SAMPLE_DOCS / "employee_handbook.pdf")
+    chapters = [(b.text, b.level) for b in handbook.blocks if b.kind == BlockKind.HEADING]
+    assert chapters[0] == ("员工手册(节选)", 1)
+    assert [t for t, level in chapters if level == 2] == [
+        "第一章 入职与试用", "第二章 工作时间与考勤", "第三章 行为规范", "第四章 附则"]
+
+
+def test_heading_levels_rank_by_font_size_then_bold(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for y, text, font, size in [
+        (120, "Remote Work Policy", "hebo", 18), (160, "Eligibility", "helv", 14),
+        (190, "Employees may work from home two days a week after probation.", "helv", 11),
+        (215, "Equipment", "hebo", 11),
+        (240, "The company lends one laptop and one monitor to each employee.", "helv", 11),
+        (265, "It must be returned at the end of the arrangement.", "helv", 11),
+    ]:
+        page.insert_text((72, y), text, fontname=font, fontsize=size)
+    parsed = parse(write(tmp_path / "en.pdf", doc.tobytes()))
+    assert [(b.kind, b.level) for b in parsed.blocks] == [
+        (BlockKind.HEADING, 1), (BlockKind.HEADING, 2), (BlockKind.PARAGRAPH, None),
+        (BlockKind.HEADING, 3), (BlockKind.PARAGRAPH, None)]
+    assert parsed.blocks[-1].text == (
+        "The company lends one laptop and one monitor to each employee. "
+        "It must be returned at the end of the arrangement.")
+
+
+@pytest.mark.parametrize("footer", ["- 1 -", "第 1 页", "1/3", "Page 1 of 3", "共 3 页 第 1 页"])
+def test_page_number_lines_go_even_on_a_single_page(tmp_path: Path, footer: str) -> None:
+    data = pdf_bytes([[(72, 120, "第一条 本规定适用于全体员工。", 11), (280, 810, footer, 9)]])
+    doc = parse(write(tmp_path / "one.pdf", data))
+    assert [b.text for b in doc.blocks] == ["第一条 本规定适用于全体员工。"]
+    assert doc.report.headers_footers_removed == 1
+
+
+def test_spaced_full_width_clause_numbers_are_tidied(tmp_path: Path) -> None:
+    data = pdf_bytes([[(72, 120, "第 4．2 条　报销时限为３０天。", 11)]])
+    (block,) = parse(write(tmp_path / "spaced.pdf", data)).blocks
+    assert block.text == "第4.2条 报销时限为30天。"
+
+
+# ---- awkward PDFs -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def awkward(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of PDFs that real crawls turn up; each must parse or fail with a reason."""
+    folder = tmp_path_factory.mktemp("awkward")
+    valid = (SAMPLE_DOCS / "travel_expense_2025.pdf").read_bytes()
+    text = pymupdf.open(stream=valid, filetype="pdf")
+    text.save(folder / "encrypted.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256,
+              owner_pw="owner-secret", user_pw="user-secret")
+    text.save(folder / "owner_password_only.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256,
+              owner_pw="owner-secret", permissions=pymupdf.PDF_PERM_PRINT)
+    for page in text:
+        page.set_rotation(90)
+    text.save(folder / "rotated.pdf")
+    write(folder / "truncated.pdf", valid[: len(valid) // 2])
+    start = valid.rindex(b"startxref")
+    write(folder / "bad_xref.pdf", valid[:start] + b"startxref\n999999\n%%EOF\n")
+    write(folder / "zero_pages.pdf", b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+          b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+    write(folder / "empty.pdf", b"")
+    write(folder / "image_renamed.pdf", text[0].get_pixmap(dpi=30).tobytes("png"))
+    write(folder / "random_bytes.pdf", random.Random(7).randbytes(4096))
+    write(folder / "header_then_garbage.pdf", b"%PDF-1.7\n" + random.Random(8).randbytes(4096))
+    big = pymupdf.open()
+    for n in range(300):
+        big.new_page().insert_text((72, 100), f"第{n + 1}条 这是第{n + 1}页的正文内容。",
+                                   fontname=CN_FONT, fontsize=11)
+    big.save(folder / "many_pages.pdf")
+    return folder
+
+
+EXPECTED = {  # file → None (parses) or a phrase its ParseError reason contains
+    "encrypted.pdf": "encrypted with a password",
+    "owner_password_only.pdf": None,
+    "rotated.pdf": None,
+    "bad_xref.pdf": None,  # MuPDF rebuilds the cross-reference table
+    "zero_pages.pdf": "PDF has no pages",
+    "empty.pdf": "empty (0 bytes)",
+    "image_renamed.pdf": "not a PDF file: the content is a PNG image",
+    "random_bytes.pdf": "not a PDF file",
+    "many_pages.pdf": None,
+}
+
+
+def test_awkward_pdfs_parse_or_fail_with_a_reason(awkward: Path) -> None:
+    outcomes = {}
+    for path in sorted(awkward.iterdir()):
+        try:
+            doc = parse(path)
+            outcomes[path.name] = None
+            assert doc.blocks and doc.report.pages == doc.pages
+        except ParseError as exc:  # anything else is a crash and fails the test
+            assert len(str(exc)) > 10
+            outcomes[path.name] = str(exc)
+    assert set(outcomes) == {*EXPECTED, "truncated.pdf", "header_then_garbage.pdf"}
+    for name, phrase in EXPECTED.items():
+        assert (outcomes[name] is None) if phrase is None else phrase in (outcomes[name] or ""), (
+            name, outcomes[name])
+    assert outcomes["header_then_garbage.pdf"] is not None  # a PDF header alone is no PDF
+
+
+def test_rotated_and_huge_pdfs_keep_their_text(awkward: Path) -> None:
+    rotated = parse(awkward / "rotated.pdf")
+    assert rotated.meta.title == "差旅费管理办法"
+    assert sum(b.text.startswith("第") and "条 " in b.text[:6] for b in rotated.blocks) == 18
+    big = parse(awkward / "many_pages.pdf")
+    assert big.pages == 300 and big.blocks[-1].text == "第300条 这是第300页的正文内容。"
+    assert big.blocks[-1].page == 300
+
+
+def test_size_limit_is_a_reason_not_a_crash(awkward: Path) -> None:
+    size_mb = (awkward / "many_pages.pdf").stat().st_size / 1024 / 1024
+    with pytest.raises(ParseError, match=r"over the 0.01 MB limit \(the max_file_mb setting\)"):
+        parse(awkward / "many_pages.pdf", max_file_mb=0.01)
+    assert size_mb > 0.01

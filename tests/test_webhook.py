@@ -1,0 +1,163 @@
+"""The webhook receiver over real HTTP (uvicorn on a loopback port): authentication, replays,
+malformed bodies, persistence before the reply, debouncing, de-duplication and redelivery."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, EventStore, create_app, sign
+from ingest.config import Settings
+
+SECRET = "test-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Recorder:
+    """A trigger that can be switched off, recording what it was asked to start."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], list[str]]] = []
+        self.down = False
+
+    def __call__(self, changed: list[str], deleted: list[str]) -> str:
+        if self.down:
+            raise ConnectionError("prefect is down")
+        self.calls.append((changed, deleted))
+        return f"run-{len(self.calls)}"
+
+
+@contextmanager
+def receiver(settings: Settings, trigger: Recorder) -> Iterator[str]:
+    port = free_port()
+    config = uvicorn.Config(create_app(settings, trigger, poll=0.05), host="127.0.0.1",
+                            port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def post(url: str, event: dict | bytes, secret: str = SECRET, timestamp: float | None = None,
+         signature: str | None = None) -> httpx.Response:
+    body = event if isinstance(event, bytes) else json.dumps(event).encode()
+    stamp = str(int(timestamp if timestamp is not None else time.time()))
+    headers = {TIMESTAMP_HEADER: stamp, "Content-Type": "application/json",
+               SIGNATURE_HEADER: signature or sign(secret, stamp, body)}
+    return httpx.post(f"{url}/events", content=body, headers=headers, timeout=10)
+
+
+def wait_for(predicate, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def hook_settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", webhook_secret=SECRET,
+                    webhook_debounce_seconds=0.3)
+
+
+def store(settings: Settings) -> EventStore:
+    return EventStore(settings.data_dir / "webhook_events.db")
+
+
+def test_unauthentic_and_malformed_requests_are_refused(hook_settings: Settings) -> None:
+    trigger = Recorder()
+    event = {"type": "updated", "uri": "/docs/a.md"}
+    with receiver(hook_settings, trigger) as url:
+        assert post(url, event, secret="wrong").status_code == 401
+        assert post(url, event, timestamp=time.time() - 301).status_code == 401
+        assert post(url, event, signature="sha256=" + "0" * 64).status_code == 401
+        body = json.dumps(event).encode()
+        nan = httpx.post(f"{url}/events", content=body, headers={
+            TIMESTAMP_HEADER: "nan", SIGNATURE_HEADER: sign(SECRET, "nan", body)})
+        assert nan.status_code == 401
+        unsigned = httpx.post(f"{url}/events", json=event, timeout=10)
+        assert unsigned.status_code == 401
+        assert post(url, b"{not json").status_code == 422
+        assert post(url, {"type": "renamed", "uri": "/docs/a.md"}).status_code == 422
+        assert post(url, {"type": "created"}).status_code == 422
+        assert httpx.get(f"{url}/health").json()["pending"] == 0
+    assert store(hook_settings).pending() == []
+    assert trigger.calls == []
+
+
+def test_a_replayed_request_or_event_id_is_refused(hook_settings: Settings) -> None:
+    trigger = Recorder()
+    trigger.down = True  # keep everything pending so the outbox shows what was accepted
+    stamp = str(int(time.time()))
+    body = json.dumps({"type": "updated", "uri": "/docs/a.md", "id": "e-1"}).encode()
+    headers = {TIMESTAMP_HEADER: stamp, SIGNATURE_HEADER: sign(SECRET, stamp, body)}
+    with receiver(hook_settings, trigger) as url:
+        first = httpx.post(f"{url}/events", content=body, headers=headers)
+        again = httpx.post(f"{url}/events", content=body, headers=headers)
+        same_id = post(url, {"type": "deleted", "uri": "/docs/a.md", "id": "e-1"},
+                       timestamp=time.time() + 1)
+    assert (first.status_code, again.status_code, same_id.status_code) == (202, 401, 401)
+    assert [e[1:3] for e in store(hook_settings).pending()] == [("updated", "/docs/a.md")]
+
+
+def test_accepted_events_survive_a_trigger_outage_and_a_restart(hook_settings: Settings) -> None:
+    trigger = Recorder()
+    trigger.down = True
+    with receiver(hook_settings, trigger) as url:
+        reply = post(url, {"type": "created", "uri": "file:///docs/new%20policy.md"})
+        assert reply.status_code == 202
+        # persisted before the reply: the row is there the moment the 202 arrives
+        assert [e[0] for e in store(hook_settings).pending()] == [reply.json()["id"]]
+        time.sleep(1.0)  # several debounce windows with the trigger down
+        assert len(store(hook_settings).pending()) == 1
+        assert "prefect is down" in httpx.get(f"{url}/health").json()["last_error"]
+    trigger.down = False
+    with receiver(hook_settings, trigger) as url:  # a new process picks the outbox up
+        wait_for(lambda: trigger.calls)
+        wait_for(lambda: httpx.get(f"{url}/health").json()["pending"] == 0)
+    assert trigger.calls == [(["/docs/new policy.md"], [])]
+    assert store(hook_settings).counts() == {"pending": 0, "dispatched": 1}
+
+
+def test_a_burst_is_debounced_into_one_run_with_the_last_event_per_uri(
+        hook_settings: Settings) -> None:
+    hook_settings.webhook_debounce_seconds = 1.0  # the burst must fit in one window on a busy box
+    trigger = Recorder()
+    burst = [("created", "/d/a.md"), ("updated", "/d/b.md"), ("updated", "/d/a.md"),
+             ("deleted", "/d/b.md"), ("deleted", "/d/c.md"), ("created", "/d/c.md")]
+    with receiver(hook_settings, trigger) as url:
+        for kind, uri in burst:
+            assert post(url, {"type": kind, "uri": uri}).status_code == 202
+        wait_for(lambda: trigger.calls)
+        time.sleep(1.5)  # a second call would come within this
+        assert post(url, {"type": "updated", "uri": "/d/a.md"}).status_code == 202
+        wait_for(lambda: len(trigger.calls) == 2)
+    assert trigger.calls[0] == (["/d/a.md", "/d/c.md"], ["/d/b.md"])
+    assert trigger.calls[1] == (["/d/a.md"], [])
+
+
+def test_the_receiver_refuses_to_start_without_a_secret(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="KBFLOW_WEBHOOK_SECRET"):
+        create_app(Settings(data_dir=tmp_path, webhook_secret=""), Recorder())
