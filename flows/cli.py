@@ -382,18 +382,10 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.evaluate import evaluate, load_cases
-    from ingest.search import Searcher
+    from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
 
     cases = load_cases(args.cases)
-    with Searcher(settings) as searcher:
-        def search(question: str, as_of: date | None, tenant: str | None,
-                   groups: list[str] | None, k: int) -> list:
-            return searcher.search(
-                question, tenant_id=tenant or settings.default_tenant,
-                groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
-            ).results
-
+    with hybrid_search_fn(settings) as search:
         report = evaluate(cases, search, args.k)
     if args.json:
         _print_json(report)

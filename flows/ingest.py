@@ -35,14 +35,14 @@ from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.diff import ChunkDiff, diff_chunks
 from ingest.embed import Embedder, Embedding, TokenCounter
-from ingest.graph import extract_triples
+from ingest.graph.llm import extract
 from ingest.lifecycle import VersionDates, cleanup_tombstones, closing_dates, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
 from ingest.parse import ParseError, ParseWorker, discover, read_meta
 from ingest.parse.metadata import default_doc_id
-from ingest.stores import Stores, open_embedded
+from ingest.stores import Stores, open_stores
 
 STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
 
@@ -248,7 +248,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
                 chunk.effective_to = plan.effective_to
             plan.diff = diff_chunks(plan.chunks, manifest.published(*plan.key))
         with clock.stage("graph"):
-            plan.triples = extract_triples(plan.diff.writes, plan.meta.title)
+            plan.triples = extract(plan.diff.writes, plan.meta.title, settings)
         over += over_budget(plan.chunks, tokens.count, tokens.max_tokens)
     if over:
         log.warning("%d chunk(s) exceed the embedding model's %d-token input", over,
@@ -265,7 +265,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
                 vectors, embedded = embed_task(embedder, quote(wanted))
             if generation.dimension is None:
                 manifest.record_dimension(generation.generation, embedder.dimension)
-            stores = open_embedded(settings, embedder.name, embedder.dimension,
+            stores = open_stores(settings, embedder.name, embedder.dimension,
                                    generation.generation)
             try:
                 for i, plan in enumerate(plans, start=1):

@@ -9,7 +9,6 @@ generation. Old generations beyond `KBFLOW_KEEP_GENERATIONS` are dropped.
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 from uuid import uuid4
 
@@ -19,11 +18,10 @@ from pydantic import BaseModel
 from flows.ingest import IngestSummary, run_pipeline
 from ingest.chunk import chunk_params
 from ingest.config import Settings
-from ingest.evaluate import evaluate, load_cases
+from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
 from ingest.lifecycle import GateReport, delete_documents, open_generation, publish_gate
 from ingest.manifest import ManifestStore
 from ingest.models import State
-from ingest.search import Searcher
 
 
 class RebuildReport(BaseModel):
@@ -151,14 +149,7 @@ def delete_flow(doc_ids: list[str], data_dir: str | None = None) -> dict[str, li
 
 
 def _recall(settings: Settings, generation: str, cases: list, k: int = 10) -> float:
-    with Searcher(settings, generation) as searcher:
-        def search(question: str, as_of: date | None, tenant: str | None,
-                   groups: list[str] | None, k: int) -> list:
-            return searcher.search(
-                question, tenant_id=tenant or settings.default_tenant,
-                groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
-            ).results
-
+    with hybrid_search_fn(settings, generation) as search:
         return evaluate(cases, search, k).overall.recall
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -12,6 +13,17 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KBFLOW_", env_file=".env", extra="ignore")
 
     data_dir: Path = Path("data")
+    profile: Literal["embedded", "servers"] = Field(
+        "embedded", description="embedded: Milvus Lite, SQLite FTS5 and LadybugDB files in the "
+        "data directory; servers: Milvus, Elasticsearch and Neo4j at the URLs below"
+    )
+    namespace: str = Field("kbflow", description="prefix of collection, index and graph "
+                           "generation names on shared servers")
+    milvus_uri: str = "http://127.0.0.1:19530"
+    es_url: str = "http://127.0.0.1:9200"
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = ""
+    neo4j_password: str = ""
     embedding_model: str = Field(
         "all-MiniLM-L6-v2",
         description="sentence-transformers model name or local path; the default is the copy "
@@ -31,6 +43,10 @@ class Settings(BaseSettings):
     llm_concurrency: int = 4
     llm_timeout_seconds: float = 60.0
     llm_context_tokens: int = Field(100, description="upper bound of a situating context")
+    graph_extractor: Literal["rules", "llm", "both"] = Field(
+        "rules", description="who extracts graph triples: the rule-based extractor, the LLM "
+        "endpoint above (ingest/graph/llm.py), or both merged"
+    )
     max_file_mb: float = Field(100, description="larger files fail parsing with a reason")
     parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
     eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "

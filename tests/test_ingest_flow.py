@@ -14,7 +14,7 @@ from ingest.manifest import ManifestStore
 from ingest.models import State
 from ingest.parse import discover
 from ingest.search import SearchResponse, search_index
-from ingest.stores import open_embedded
+from ingest.stores import open_stores
 
 
 def search(settings: Settings, query: str, *, as_of: date, tenant: str = "default",
@@ -33,7 +33,7 @@ def test_every_sample_document_is_ready_in_all_three_stores(ingested) -> None:
     manifest.close()
     indexed = [c for c in chunks if c.kind != "parent"]
     assert summary.chunks.added == len(chunks)
-    stores = open_embedded(settings, settings.embedding_model, 384, summary.generation)
+    stores = open_stores(settings, settings.embedding_model, 384, summary.generation)
     try:
         assert stores.vectors.count() == len(indexed)
         assert stores.lexical.count() == len(chunks)

@@ -2,7 +2,8 @@
 
 The rule-based extractor finds three things policies state in fixed phrasing: references to
 other documents (《…》), references to clauses (第X条, 本规范3.2), and who approves what
-(部门负责人审批, or an approver column in a table row).
+(部门负责人审批, or an approver column in a table row). Names are canonical (normalize.py), so
+部门主管 and 部门负责人 are one entity.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ingest.graph.normalize import canonical
 from ingest.models import Chunk, ChunkKind, Triple
 from ingest.text import ARTICLE, CN_NUM
 
-EXTRACTOR = "rules@0.1"
+EXTRACTOR = "rules@0.2"  # 0.2: canonical entity names
 
 _DOC_REF = re.compile(r"《([^《》]{2,40})》")
 _CLAUSE_REF = re.compile(
@@ -42,7 +44,8 @@ def extract_triples(chunks: Iterable[Chunk], title: str) -> list[Triple]:
 def _from_chunk(chunk: Chunk, title: str) -> Iterable[Triple]:
     def triple(s: str, st: str, p: str, o: str, ot: str, confidence: float) -> Triple:
         return Triple(
-            subject=s, subject_type=st, predicate=p, object=o, object_type=ot,
+            subject=canonical(s), subject_type=st, predicate=p, object=canonical(o),
+            object_type=ot,
             source_chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,
             extractor=EXTRACTOR, confidence=confidence,
         )

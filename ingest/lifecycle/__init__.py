@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
 from ingest.models import version_key
-from ingest.stores import Stores, open_embedded
+from ingest.stores import Stores, open_stores
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def open_generation(settings: Settings, generation: str) -> Stores:
     manifest.close()
     if record is None or record.dimension is None:
         raise ValueError(f"generation {generation} has no vector store yet")
-    return open_embedded(settings, record.embedding_model, record.dimension, generation)
+    return open_stores(settings, record.embedding_model, record.dimension, generation)
 
 
 def delete_documents(settings: Settings, doc_ids: list[str], reason: str,

@@ -17,7 +17,7 @@ from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import SearchFilter
-from ingest.stores import open_embedded
+from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 
 
@@ -110,7 +110,7 @@ class Searcher:
         self._ready = record is not None and record.dimension is not None
         if self._ready:
             self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
-            self._stores = open_embedded(settings, record.embedding_model, record.dimension,
+            self._stores = open_stores(settings, record.embedding_model, record.dimension,
                                          record.generation)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,

@@ -1,4 +1,5 @@
-"""Stores behind three protocols (vector, lexical, graph); `open_embedded` gives the defaults."""
+"""Stores behind three protocols (vector, lexical, graph); `open_stores` opens one generation
+of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers."""
 
 from __future__ import annotations
 
@@ -33,7 +34,30 @@ class Stores:
             store.drop()
 
 
-def open_embedded(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
+def open_stores(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
+    if settings.profile == "servers":
+        return _open_servers(settings, model, dimension, generation)
+    return _open_embedded(settings, model, dimension, generation)
+
+
+def _open_servers(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
+    """Milvus, Elasticsearch and Neo4j; names carry the namespace, so installations can share."""
+    from ingest.stores.elasticsearch import ElasticsearchLexicalStore
+    from ingest.stores.neo4j_graph import Neo4jGraphStore
+
+    ns = settings.namespace
+    auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_user else None
+    return Stores(
+        vectors=MilvusVectorStore(settings.milvus_uri, dimension, model, generation,
+                                  collection=f"{ns}_chunks"),
+        lexical=ElasticsearchLexicalStore(settings.es_url, alias=f"{ns}_chunks",
+                                          generation=generation),
+        graph=Neo4jGraphStore(settings.neo4j_uri, auth=auth, generation=f"{ns}_{generation}",
+                              alias=ns),
+    )
+
+
+def _open_embedded(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     """Milvus Lite, SQLite FTS5 and LadybugDB files under the data directory."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return Stores(

@@ -1,0 +1,79 @@
+"""The servers profile: the same flow fills Milvus (gRPC), Elasticsearch and Neo4j, and search
+over them ranks like the embedded profile on the sample eval cases."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from tests_support import REPO, SAMPLE_DOCS
+
+from flows.ingest import ingest_flow
+from ingest.config import Settings
+from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
+from ingest.lifecycle import open_generation
+
+
+@pytest.fixture
+def servers(prefect_api, ingested, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """sample_docs/ ingested with KBFLOW_PROFILE=servers under a fresh namespace."""
+    _, embedded = ingested
+    monkeypatch.setenv("KBFLOW_PROFILE", "servers")
+    monkeypatch.setenv("KBFLOW_NAMESPACE", f"t{uuid.uuid4().hex[:10]}")
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(embedded.vector_cache_path, data / "vector_cache.db")  # no re-embedding
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    summary = ingest_flow(str(docs), str(data))
+    settings = Settings(data_dir=data)
+    yield summary, settings
+    stores = open_generation(settings, summary.generation)
+    stores.drop()
+    stores.close()
+
+
+def test_servers_hold_the_same_published_rows(servers, ingested) -> None:
+    summary, settings = servers
+    reference, embedded = ingested
+    assert settings.profile == "servers"
+    assert summary.failures == [] and summary.documents == reference.documents
+    assert summary.embedded == 0
+    on_servers = open_generation(settings, summary.generation)
+    local = open_generation(embedded, reference.generation)
+    try:
+        assert on_servers.vectors.count() == local.vectors.count() > 0
+        assert on_servers.lexical.count() == local.lexical.count()
+        assert on_servers.graph.count() == local.graph.count() > 0
+        key = "travel-expense@2026"
+        assert on_servers.lexical.chunk_ids(key) == local.lexical.chunk_ids(key)
+        assert on_servers.graph.chunk_ids(key) == local.graph.chunk_ids(key)
+    finally:
+        on_servers.close()
+        local.close()
+
+
+def test_search_ranks_like_the_embedded_profile(servers, ingested) -> None:
+    _, settings = servers
+    _, embedded = ingested
+    cases = load_cases(REPO / "eval" / "sample_cases.jsonl")
+    with hybrid_search_fn(settings) as search:
+        remote = {c.id: search(c.question, c.as_of, c.tenant, c.groups, 3) for c in cases}
+        remote_report = evaluate(cases, search, 3)
+    with hybrid_search_fn(embedded) as search:
+        local = {c.id: search(c.question, c.as_of, c.tenant, c.groups, 3) for c in cases}
+        local_report = evaluate(cases, search, 3)
+    same_top3 = [cid for cid in local if [h.chunk_id for h in remote[cid]] ==
+                 [h.chunk_id for h in local[cid]]]
+    same_top1 = [cid for cid in local if [h.chunk_id for h in remote[cid][:1]] ==
+                 [h.chunk_id for h in local[cid][:1]]]
+    differing = sorted(set(local) - set(same_top3))
+    print(f"top-3 identical for {len(same_top3)}/{len(cases)} cases; top-1 for "
+          f"{len(same_top1)}/{len(cases)}; differing: {differing}")
+    print(f"Recall@3 servers {remote_report.overall.recall} vs embedded "
+          f"{local_report.overall.recall}")
+    assert len(same_top1) >= 0.9 * len(cases)
+    assert remote_report.overall.recall >= local_report.overall.recall - 0.05
+    assert remote_report.overall.forbidden_rate == 0
