@@ -130,6 +130,15 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     c = summary.chunks
     table.add_row("chunks added / changed / updated / removed / unchanged",
                   f"{c.added} / {c.changed} / {c.updated} / {c.removed} / {c.unchanged}")
+    parse = summary.parse
+    if parse.documents:
+        table.add_row("parsed: pages / OCR pages / tables / table rows",
+                      f"{parse.pages} / {parse.ocr_pages} / {parse.tables} / {parse.table_rows}")
+        table.add_row("parse error rate / missing title rate",
+                      f"{parse.parse_error_rate:.2%} / {parse.missing_title_rate:.2%}")
+    if summary.duplicates:
+        table.add_row("identical files ingested once",
+                      str(sum(len(p) for p in summary.duplicates.values())))
     table.add_row("chunks embedded", str(summary.embedded))
     table.add_row("chunks over the model's input", str(summary.over_budget_chunks))
     if summary.tombstoned or summary.cleaned:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -27,9 +27,11 @@ from uuid import uuid4
 
 from prefect import flow, get_run_logger, runtime, task
 from prefect.cache_policies import NO_CACHE
+from prefect.concurrency.sync import concurrency
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
+from flows.artifacts import publish_summary_artifact
 from ingest.chunk import ChunkParams, chunk_document, chunk_params, over_budget
 from ingest.chunk.context import situate
 from ingest.config import Settings
@@ -65,6 +67,27 @@ class ChunkCounts(BaseModel):
     unchanged: int = 0
 
 
+class ParseRunReport(BaseModel):
+    """Parse quality over the documents this run parsed (the publish gate reads the rates)."""
+
+    documents: int = 0
+    pages: int = 0
+    ocr_pages: int = 0
+    tables: int = 0
+    table_rows: int = 0
+    empty_pages: int = 0
+    parse_errors: int = 0
+    missing_titles: int = 0
+
+    @property
+    def parse_error_rate(self) -> float:
+        return self.parse_errors / self.documents if self.documents else 0.0
+
+    @property
+    def missing_title_rate(self) -> float:
+        return self.missing_titles / self.documents if self.documents else 0.0
+
+
 class IngestSummary(BaseModel):
     run_id: str
     source: str
@@ -79,6 +102,8 @@ class IngestSummary(BaseModel):
     triples: int
     tombstoned: list[str]
     cleaned: list[str]
+    duplicates: dict[str, list[str]]  # version → identical files ingested as that version
+    parse: ParseRunReport
     failures: list[Failure]
     seconds: dict[str, float]
     total_seconds: float
@@ -151,26 +176,33 @@ def embed_task(embedder: Embedder, chunks: list[Chunk]) -> tuple[dict[str, Embed
     return embedder.embed_chunks(chunks)
 
 
+# Store writes hold the store role's global concurrency limit (created by `kbflow deploy`), so
+# concurrent runs on a Prefect server write each store in turn; without the limit, no wait.
+
 @task(name="write-vectors", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_vectors_task(stores: Stores, plan: _Plan, vectors: dict[str, Embedding]) -> None:
-    indexed = {c.chunk_id for c in plan.chunks if c.kind != ChunkKind.PARENT}
-    stale = stores.vectors.chunk_ids(plan.version_key) - indexed
-    stores.vectors.upsert([c for c in plan.diff.writes if c.kind != ChunkKind.PARENT], vectors)
-    stores.vectors.delete(sorted(stale))
+    with concurrency("kbflow-vectors", occupy=1):
+        indexed = {c.chunk_id for c in plan.chunks if c.kind != ChunkKind.PARENT}
+        stale = stores.vectors.chunk_ids(plan.version_key) - indexed
+        stores.vectors.upsert([c for c in plan.diff.writes if c.kind != ChunkKind.PARENT],
+                              vectors)
+        stores.vectors.delete(sorted(stale))
 
 
 @task(name="write-lexical", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_lexical_task(stores: Stores, plan: _Plan) -> None:
-    stale = stores.lexical.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
-    stores.lexical.upsert(plan.diff.writes)
-    stores.lexical.delete(sorted(stale))
+    with concurrency("kbflow-lexical", occupy=1):
+        stale = stores.lexical.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
+        stores.lexical.upsert(plan.diff.writes)
+        stores.lexical.delete(sorted(stale))
 
 
 @task(name="write-graph", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
 def write_graph_task(stores: Stores, plan: _Plan) -> None:
-    stale = stores.graph.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
-    stores.graph.delete_chunks(sorted(stale | {c.chunk_id for c in plan.diff.changed}))
-    stores.graph.upsert(plan.diff.writes, plan.triples)
+    with concurrency("kbflow-graph", occupy=1):
+        stale = stores.graph.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
+        stores.graph.delete_chunks(sorted(stale | {c.chunk_id for c in plan.diff.changed}))
+        stores.graph.upsert(plan.diff.writes, plan.triples)
 
 
 # ---- flows --------------------------------------------------------------------------------------
@@ -184,7 +216,7 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     try:
         gone = [r.source_path for r in manifest.documents()
                 if root.is_dir() and r.source_root == str(root) and r.state != State.TOMBSTONED
-                and not Path(r.source_path).exists()]
+                and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
         files = [(path, root if root.is_dir() else path.parent) for path in discover(root)]
         return run_pipeline(settings, manifest, files, source=source, deleted=gone)
     finally:
@@ -217,7 +249,7 @@ def _settings(data_dir: str | None) -> Settings:
 
 
 def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[Path, Path]],
-                 *, source: str, deleted: list[str] = ()) -> IngestSummary:
+                 *, source: str, deleted: Sequence[str] = ()) -> IngestSummary:
     """Bring `manifest`'s generation (the serving one by default) up to date with `files`.
 
     `files` pairs each path with the folder its doc id is derived from."""
@@ -237,9 +269,10 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
             tombstoned.append(record.version_key)
 
     tokens = TokenCounter(settings.embedding_model)
+    duplicates: dict[tuple[str, str], list[str]] = {}
     with ParseWorker(settings.parse_timeout_s, settings.max_file_mb) as parser:
         plans, skipped = _prepare(files, settings, manifest, params, tokens, parser, clock,
-                                  failures, run_id)
+                                  failures, duplicates, run_id)
     plans += _close_versions(plans, manifest, params.version)
     over = 0
     for plan in plans:
@@ -266,7 +299,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
             if generation.dimension is None:
                 manifest.record_dimension(generation.generation, embedder.dimension)
             stores = open_stores(settings, embedder.name, embedder.dimension,
-                                   generation.generation)
+                                 generation.generation)
             try:
                 for i, plan in enumerate(plans, start=1):
                     _notify(len(files) - len(plans) + i, len(files), plan.meta.doc_id)
@@ -279,6 +312,8 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
                             setattr(counts, name, getattr(counts, name) + len(value))
             finally:
                 stores.close()
+        for (doc_id, version_id), paths in duplicates.items():
+            manifest.set_duplicates(doc_id, version_id, paths)
         if manifest.pending_cleanups():
             with clock.stage("manifest"):
                 cleaned = cleanup_tombstones(manifest, lambda g: open_generation(settings, g))
@@ -286,15 +321,25 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
         embedder.close()
 
     states = Counter(str(d.state) for d in manifest.documents())
+    parsed = [p.parse_report for p in plans if p.parse_report]
+    parse_errors = sum(1 for f in failures if f.reason.startswith("ParseError"))
+    parse = ParseRunReport(
+        documents=len(parsed) + parse_errors, parse_errors=parse_errors,
+        **{name: sum(r.get(name) or 0 for r in parsed)
+           for name in ("pages", "ocr_pages", "tables", "table_rows", "empty_pages")},
+        missing_titles=sum(1 for r in parsed if r.get("missing_title")),
+    )
     summary = IngestSummary(
         run_id=run_id, source=source, generation=generation.generation, files=len(files),
         documents=dict(sorted(states.items())), skipped_unchanged=skipped, written=written,
         chunks=counts, embedded=embedded, over_budget_chunks=over, triples=triples,
-        tombstoned=tombstoned, cleaned=cleaned, failures=failures,
+        tombstoned=tombstoned, cleaned=cleaned, failures=failures, parse=parse,
+        duplicates={f"{d}@{v}": paths for (d, v), paths in duplicates.items() if paths},
         seconds={s: round(clock.seconds[s], 3) for s in STAGES},
         total_seconds=round(time.perf_counter() - started, 3),
     )
     manifest.finish_run(run_id, summary.model_dump(mode="json"))
+    publish_summary_artifact(summary, f"{source} → {generation.generation}")
     log.info("%s into %s: %s", source, generation.generation, summary.model_dump_json())
     return summary
 
@@ -323,11 +368,16 @@ def _notify(done: int, total: int, what: str) -> None:
 
 def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: ManifestStore,
              params: ChunkParams, tokens: TokenCounter, parser: ParseWorker, clock: _Clock,
-             failures: list[Failure], run_id: str) -> tuple[list[_Plan], int]:
-    """Parse and chunk every new, changed or unfinished version; unchanged files cost one hash."""
+             failures: list[Failure], duplicates: dict[tuple[str, str], list[str]],
+             run_id: str) -> tuple[list[_Plan], int]:
+    """Parse and chunk every new, changed or unfinished version; unchanged files cost one hash.
+
+    Identical files (same bytes, same sidecar) are ingested once; the other paths are collected
+    in `duplicates` under the version they are copies of."""
     plans: list[_Plan] = []
     skipped = 0
     claimed: dict[str, str] = {}
+    kept: dict[str, tuple[str, str]] = {}  # file hash → the version it was ingested as
     for i, (path, folder) in enumerate(files, start=1):
         _notify(i - 1, len(files), path.name)
         root = folder.resolve()
@@ -336,7 +386,12 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             with clock.stage("parse"):
                 meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl)
             meta.source_path = str(path.resolve())
+            if meta.file_hash in kept:
+                duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
+                continue
             key = (meta.doc_id, meta.version_id)
+            kept[meta.file_hash] = key
+            duplicates.setdefault(key, [])
             version = f"{meta.doc_id}@{meta.version_id}"
             if manifest.is_tombstoned(*key):
                 failures.append(Failure(path=str(path), doc_id=key[0], version_id=key[1],

@@ -15,6 +15,7 @@ from uuid import uuid4
 from prefect import flow, get_run_logger, runtime
 from pydantic import BaseModel
 
+from flows.artifacts import publish_summary_artifact
 from flows.ingest import IngestSummary, run_pipeline
 from ingest.chunk import chunk_params
 from ingest.config import Settings
@@ -137,7 +138,9 @@ def rollback_flow(to: str | None = None, data_dir: str | None = None) -> Rollbac
     finally:
         manifest.close()
     get_run_logger().info("rolled back from %s to %s", serving.generation, target.generation)
-    return RollbackReport(serving=target.generation, previous=serving.generation)
+    report = RollbackReport(serving=target.generation, previous=serving.generation)
+    publish_summary_artifact(report, "rollback")
+    return report
 
 
 @flow(name="kbflow-delete", flow_run_name="delete {doc_ids}")

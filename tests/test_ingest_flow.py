@@ -44,6 +44,29 @@ def test_every_sample_document_is_ready_in_all_three_stores(ingested) -> None:
     assert summary.embedded > 0
 
 
+def test_run_reports_parse_quality(ingested) -> None:
+    summary, settings = ingested
+    parse = summary.parse
+    assert parse.documents == summary.files and parse.parse_errors == 0
+    assert parse.ocr_pages >= 1 and parse.tables >= 2 and parse.table_rows > 20
+    assert parse.missing_title_rate == 0
+    manifest = ManifestStore(settings.manifest_path)
+    scanned = next(r for r in manifest.documents() if r.source_path.endswith("_scanned.pdf"))
+    manifest.close()
+    assert scanned.parse_report["ocr_pages"] == scanned.parse_report["pages"] > 0
+
+
+def test_tables_are_parents_of_their_rows(ingested) -> None:
+    _, settings = ingested
+    manifest = ManifestStore(settings.manifest_path)
+    chunks = manifest.version_chunks("approval-authority", "2026")
+    manifest.close()
+    tables = [c for c in chunks if c.structural_path.endswith("/table")]
+    rows = [c for c in chunks if c.kind == "table_row"]
+    assert len(tables) == 1 and tables[0].kind == "parent" and "| 事项 |" in tables[0].text
+    assert rows and all(r.parent_chunk_id == tables[0].chunk_id for r in rows)
+
+
 def test_chunks_carry_citation_fields(ingested) -> None:
     _, settings = ingested
     manifest = ManifestStore(settings.manifest_path)
@@ -108,6 +131,8 @@ def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> No
     shutil.copytree(SAMPLE_DOCS, docs)
     (docs / "broken.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20)
     (docs / "empty.md").write_bytes(b"")
+    (docs / "copies").mkdir()
+    shutil.copy(docs / "leave_policy.md", docs / "copies" / "leave_policy.md")
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(reference.vector_cache_path, data / "vector_cache.db")  # no re-embedding
@@ -117,7 +142,11 @@ def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> No
     assert "PDF" in failed["broken"] and "empty" in failed["empty"]
     assert summary.documents == {"FAILED": 2, "READY": len(discover(SAMPLE_DOCS))}
     assert summary.embedded == 0
+    copy = str((docs / "copies" / "leave_policy.md").resolve())
+    assert summary.duplicates == {"leave_policy@1": [copy]}  # identical: ingested once
+    assert summary.parse.parse_errors == 2 and summary.parse.documents == summary.files - 1
     manifest = ManifestStore(data / "manifest.db")
     assert manifest.get("broken", "1").state == State.FAILED
     assert manifest.get("broken", "1").reason == failed["broken"]
+    assert manifest.get("leave_policy", "1").duplicate_paths == [copy]
     manifest.close()

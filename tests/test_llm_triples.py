@@ -16,6 +16,7 @@ from ingest.graph import extract_triples
 from ingest.graph.llm import REPLY_SCHEMA, extract, extract_triples_llm
 from ingest.graph.normalize import canonical
 from ingest.models import Chunk, ChunkKind
+from ingest.stores.ladybug_graph import LadybugGraphStore
 
 TITLE = "差旅费管理办法"
 
@@ -85,6 +86,16 @@ def test_valid_replies_are_stored_with_provenance(tmp_path) -> None:
     assert all(t.extractor == "llm:fake-kg@kg-1" for t in triples)
     limit = by_chunk[hotel.chunk_id]
     assert (limit.subject_type, limit.object_type, limit.confidence) == ("Matter", "Amount", 0.8)
+
+    # Stored in the embedded graph with their provenance, and read back as they went in.
+    graph = LadybugGraphStore(tmp_path / "graph")
+    try:
+        graph.upsert([parent, taxi, hotel], triples)
+        stored = graph.triples(taxi.version_key)
+    finally:
+        graph.close()
+    assert sorted(t.model_dump_json() for t in stored) == sorted(
+        t.model_dump_json() for t in triples)
 
 
 def test_invalid_replies_are_dropped_with_a_reason(tmp_path, caplog) -> None:

@@ -141,6 +141,7 @@ class _Unit:
     clause_no: str | None
     path: str
     lines: list[_Line] = field(default_factory=list)
+    table: str | None = None  # a row's table: the path of the table's parent unit
 
     @property
     def text(self) -> str:
@@ -197,13 +198,21 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
     headings: list[_Heading] = []
     units: list[_Unit] = []
     current: _Unit | None = None
+    table: _Unit | None = None
     offset = 0
     for block in doc.blocks:
         line, offset = _Line(block.text, block.page, offset), offset + len(block.text) + 1
         if block.text.strip("《》 ") == title:
             continue  # the title is in every prefix already
         if block.kind == BlockKind.TABLE:
-            continue  # a whole table is for reading; its rows follow as TABLE_ROW blocks
+            # The whole table (Markdown) is a parent for reading; its rows follow as TABLE_ROW
+            # blocks and point at it.
+            section = tuple(headings)
+            base = "/".join(h.label for h in section)
+            table = _Unit(ChunkKind.PARENT, section, None, f"{base}/table", [line])
+            units.append(table)
+            current = None
+            continue
         list_item = _is_list_item(block, current)
         is_row = block.kind == BlockKind.TABLE_ROW
         level = None if is_row or list_item else _heading_level(block, title)
@@ -219,6 +228,8 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             continue
         section = tuple(headings)
         base = "/".join(h.label for h in section)
+        if not is_row:
+            table = None
         if is_row:
             key = "; ".join(block.text.split("; ")[:2])
             kind, path = ChunkKind.TABLE_ROW, f"{base}/row:{key}"
@@ -234,7 +245,8 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             before = units[-1] if units and units[-1].headings == section else None
             kind, path = ChunkKind.PARAGRAPH, f"{before.path if before else base}/¶"
         inherited = next((h.label for h in reversed(section) if _clause_no(h.text)), None)
-        current = _Unit(kind, section, clause_no or inherited, path, [line])
+        current = _Unit(kind, section, clause_no or inherited, path, [line],
+                        table=table.path if table is not None and is_row else None)
         units.append(current)
     return _unique_paths(units)
 
@@ -383,9 +395,16 @@ class _Builder:
         return " / ".join(parts)
 
     def add(self, unit: _Unit) -> None:
-        self._add_to_sections(unit)
         section_parent = self._parent_id(unit.headings)
         prefix = self.prefix(unit.headings, unit.clause_no)
+        if unit.kind == ChunkKind.PARENT:  # a whole table: kept for reading, never split
+            whole = [_Seg(line, 0, len(line.text)) for line in unit.lines]
+            self.extra_parents.append(self._chunk(unit, unit.path, whole, prefix, section_parent))
+            return
+        self._add_to_sections(unit)
+        if unit.table is not None:
+            meta = self.doc.meta
+            section_parent = chunk_id(meta.doc_id, meta.version_id, unit.table)
         whole = [_Seg(line, 0, len(line.text)) for line in unit.lines]
         splitter = _Splitter(prefix, self.count, self.limit, self.params)
         if unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole):

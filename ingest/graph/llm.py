@@ -11,7 +11,9 @@ Replies are cached in SQLite under the data directory, keyed by a hash of exactl
 (model, prompt version, title, section, text), not by chunk id: a new document version whose
 clause text is unchanged costs no request, and provenance (chunk, doc, version) is attached when
 the triples are built. A chunk whose request fails after the client's retries gets no LLM
-triples in this run and is not cached, so the next extraction of it asks again.
+triples (logged) and is not cached: one endpoint outage does not fail the run, and the chunk is
+asked again the next time it is extracted (the pipeline extracts written chunks only: when its
+text changes, or at the next rebuild).
 """
 
 from __future__ import annotations

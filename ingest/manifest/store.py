@@ -58,6 +58,7 @@ class DocumentRecord(BaseModel):
     title: str | None
     source_path: str
     source_root: str | None
+    duplicate_paths: list[str]
     source_uri: str | None
     file_hash: str | None
     tenant_id: str | None
@@ -338,6 +339,14 @@ class ManifestStore:
             (source_path, source_root, self._gen, doc_id, version_id),
         )
 
+    def set_duplicates(self, doc_id: str, version_id: str, paths: list[str]) -> None:
+        """Identical files (same content and sidecar) ingested once, as this version."""
+        self._db.execute(
+            """UPDATE documents SET duplicate_paths=?
+               WHERE generation=? AND doc_id=? AND version_id=?""",
+            (json.dumps(paths, ensure_ascii=False), self._gen, doc_id, version_id),
+        )
+
     def published_keys(self) -> list[str]:
         """Versions a reader may see: READY in this generation and not tombstoned."""
         if self.generation is None:
@@ -503,6 +512,7 @@ def _iso(value: date | None) -> str | None:
 def _record(row: sqlite3.Row) -> DocumentRecord:
     data = dict(row)
     data["acl"] = json.loads(data["acl"] or "[]")
+    data["duplicate_paths"] = json.loads(data["duplicate_paths"] or "[]")
     data["parse_report"] = json.loads(data["parse_report"]) if data["parse_report"] else None
     return DocumentRecord.model_validate(data)
 

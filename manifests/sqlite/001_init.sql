@@ -29,6 +29,7 @@ CREATE TABLE documents (
     title                 TEXT,
     source_path           TEXT NOT NULL,   -- absolute path of the file last ingested
     source_root           TEXT,            -- the folder it was ingested from (for doc ids)
+    duplicate_paths       TEXT,            -- JSON array: identical files ingested as this one
     source_uri            TEXT,
     file_hash             TEXT,
     tenant_id             TEXT,
