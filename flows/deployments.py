@@ -11,8 +11,8 @@ process worker runs it in place). `kbflow deploy` (or `python -m flows.deploymen
 pool, the per-store concurrency limits and the deployments; all three steps are idempotent.
 
 Store writes of concurrent runs (backfill batches, webhook increments, the nightly rebuild) are
-serialised per store role by the global concurrency limits in STORE_LIMITS, which the pipeline's
-write tasks take with `prefect.concurrency.sync.concurrency("kbflow-vectors")` and so on.
+serialised by the global concurrency limits in STORE_LIMITS: `run_pipeline` in flows/ingest.py
+holds all three while it has the stores open.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ the same `run_pipeline` into a new generation for full rebuilds.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,9 @@ from uuid import uuid4
 
 from prefect import flow, get_run_logger, runtime, task
 from prefect.cache_policies import NO_CACHE
+from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
+from prefect.exceptions import ObjectNotFound
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
@@ -47,6 +50,8 @@ from ingest.parse.metadata import default_doc_id
 from ingest.stores import Stores, open_stores
 
 STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
+STORE_LIMITS = ("kbflow-vectors", "kbflow-lexical", "kbflow-graph")  # see flows/deployments.py
+WRITE_GROUP = 50  # versions per batched store write
 
 # Set by the CLI to draw a progress bar: called with (done, total, description).
 progress_listener: Callable[[int, int, str], None] | None = None
@@ -176,33 +181,39 @@ def embed_task(embedder: Embedder, chunks: list[Chunk]) -> tuple[dict[str, Embed
     return embedder.embed_chunks(chunks)
 
 
-# Store writes hold the store role's global concurrency limit (created by `kbflow deploy`), so
-# concurrent runs on a Prefect server write each store in turn; without the limit, no wait.
+# Each write first collects the version's rows that are not in its new chunk set (left by an
+# earlier version of the document, or by a run killed half-way) and deletes them.
 
 @task(name="write-vectors", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
-def write_vectors_task(stores: Stores, plan: _Plan, vectors: dict[str, Embedding]) -> None:
-    with concurrency("kbflow-vectors", occupy=1):
+def write_vectors_task(stores: Stores, group: list[_Plan],
+                       vectors: dict[str, Embedding]) -> None:
+    stale: set[str] = set()
+    for plan in group:
         indexed = {c.chunk_id for c in plan.chunks if c.kind != ChunkKind.PARENT}
-        stale = stores.vectors.chunk_ids(plan.version_key) - indexed
-        stores.vectors.upsert([c for c in plan.diff.writes if c.kind != ChunkKind.PARENT],
-                              vectors)
-        stores.vectors.delete(sorted(stale))
+        stale |= stores.vectors.chunk_ids(plan.version_key) - indexed
+    writes = [c for plan in group for c in plan.diff.writes if c.kind != ChunkKind.PARENT]
+    stores.vectors.upsert(writes, vectors)
+    stores.vectors.delete(sorted(stale))
 
 
 @task(name="write-lexical", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
-def write_lexical_task(stores: Stores, plan: _Plan) -> None:
-    with concurrency("kbflow-lexical", occupy=1):
-        stale = stores.lexical.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
-        stores.lexical.upsert(plan.diff.writes)
-        stores.lexical.delete(sorted(stale))
+def write_lexical_task(stores: Stores, group: list[_Plan]) -> None:
+    stale: set[str] = set()
+    for plan in group:
+        stale |= stores.lexical.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
+    stores.lexical.upsert([c for plan in group for c in plan.diff.writes])
+    stores.lexical.delete(sorted(stale))
 
 
 @task(name="write-graph", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=1)
-def write_graph_task(stores: Stores, plan: _Plan) -> None:
-    with concurrency("kbflow-graph", occupy=1):
-        stale = stores.graph.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
-        stores.graph.delete_chunks(sorted(stale | {c.chunk_id for c in plan.diff.changed}))
-        stores.graph.upsert(plan.diff.writes, plan.triples)
+def write_graph_task(stores: Stores, group: list[_Plan]) -> None:
+    stale: set[str] = set()
+    for plan in group:
+        stale |= stores.graph.chunk_ids(plan.version_key) - {c.chunk_id for c in plan.chunks}
+        stale |= {c.chunk_id for c in plan.diff.changed}
+    stores.graph.delete_chunks(sorted(stale))
+    stores.graph.upsert([c for plan in group for c in plan.diff.writes],
+                        [t for plan in group for t in plan.triples])
 
 
 # ---- flows --------------------------------------------------------------------------------------
@@ -298,20 +309,20 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
                 vectors, embedded = embed_task(embedder, quote(wanted))
             if generation.dimension is None:
                 manifest.record_dimension(generation.generation, embedder.dimension)
-            stores = open_stores(settings, embedder.name, embedder.dimension,
-                                 generation.generation)
-            try:
-                for i, plan in enumerate(plans, start=1):
-                    _notify(len(files) - len(plans) + i, len(files), plan.meta.doc_id)
-                    if _write(plan, stores, vectors, manifest, settings.embedding_model, clock,
-                              run_id, failures, log):
-                        written += 1
-                        triples += len(plan.triples)
-                        for name in ChunkCounts.model_fields:
-                            value = getattr(plan.diff, name)
-                            setattr(counts, name, getattr(counts, name) + len(value))
-            finally:
-                stores.close()
+            with _store_writer():
+                stores = open_stores(settings, embedder.name, embedder.dimension,
+                                     generation.generation)
+                try:
+                    _notify(len(files), len(files), "writing the stores")
+                    published = _write(plans, stores, vectors, manifest,
+                                       settings.embedding_model, clock, run_id, failures, log)
+                finally:
+                    stores.close()
+            written = len(published)
+            for plan in published:
+                triples += len(plan.triples)
+                for name in ChunkCounts.model_fields:
+                    setattr(counts, name, getattr(counts, name) + len(getattr(plan.diff, name)))
         for (doc_id, version_id), paths in duplicates.items():
             manifest.set_duplicates(doc_id, version_id, paths)
         if manifest.pending_cleanups():
@@ -359,6 +370,21 @@ def _generation(manifest: ManifestStore, settings: Settings, chunker_version: st
             "embed everything with the new model in a new generation"
         )
     return generation
+
+
+@contextmanager
+def _store_writer() -> Iterator[None]:
+    """One writer per store role at a time across runs: the limits `kbflow deploy` creates (the
+    embedded store files take a single writer). Without them (a CLI run), no wait."""
+    with get_client(sync_client=True) as client:
+        try:
+            for name in STORE_LIMITS:
+                client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            yield
+            return
+    with concurrency(list(STORE_LIMITS), occupy=1):
+        yield
 
 
 def _notify(done: int, total: int, what: str) -> None:
@@ -461,36 +487,62 @@ def _close_versions(plans: list[_Plan], manifest: ManifestStore,
     return extra
 
 
-def _write(plan: _Plan, stores: Stores, vectors: dict[str, Embedding], manifest: ManifestStore,
-           model: str, clock: _Clock, run_id: str, failures: list[Failure],
-           log) -> bool:
-    """Write one version through the three stores, advancing its state after each."""
-    meta = plan.meta
-    key = plan.key
-    try:
+def _write(plans: list[_Plan], stores: Stores, vectors: dict[str, Embedding],
+           manifest: ManifestStore, model: str, clock: _Clock, run_id: str,
+           failures: list[Failure], log: logging.LoggerAdapter) -> list[_Plan]:
+    """Write versions through the three stores in groups, one batched write per store and group,
+    advancing every version's state after each store. A group whose write fails is written
+    again one version at a time, so a bad document fails alone. Returns the published plans."""
+    published: list[_Plan] = []
+    for start in range(0, len(plans), WRITE_GROUP):
+        group = plans[start : start + WRITE_GROUP]
+        try:
+            _write_group(group, stores, vectors, manifest, model, clock, run_id)
+            published += group
+            continue
+        except Exception as exc:  # noqa: BLE001 - narrowed down below, one version at a time
+            if len(group) == 1:
+                _record_failure(group[0], exc, manifest, run_id, failures, log)
+                continue
+        for plan in group:
+            try:
+                _write_group([plan], stores, vectors, manifest, model, clock, run_id)
+                published.append(plan)
+            except Exception as exc:  # noqa: BLE001 - the version stays unpublished
+                _record_failure(plan, exc, manifest, run_id, failures, log)
+    return published
+
+
+def _write_group(group: list[_Plan], stores: Stores, vectors: dict[str, Embedding],
+                 manifest: ManifestStore, model: str, clock: _Clock, run_id: str) -> None:
+    def advance(state: State) -> None:
         with clock.stage("manifest"):
-            manifest.begin(meta, run_id, plan.chunker_version, model,
+            for plan in group:
+                manifest.advance(*plan.key, state, run_id)
+
+    with clock.stage("manifest"):
+        for plan in group:
+            manifest.begin(plan.meta, run_id, plan.chunker_version, model,
                            source_root=plan.source_root, parser_version=plan.parser_version,
                            parse_report=plan.parse_report)
-        with clock.stage("vectors"):
-            write_vectors_task(stores, quote(plan), quote(vectors))
-        with clock.stage("manifest"):
-            manifest.advance(*key, State.MILVUS_READY, run_id)
-        with clock.stage("lexical"):
-            write_lexical_task(stores, quote(plan))
-        with clock.stage("manifest"):
-            manifest.advance(*key, State.ES_READY, run_id)
-        with clock.stage("graph"):
-            write_graph_task(stores, quote(plan))
-        with clock.stage("manifest"):
-            manifest.advance(*key, State.NEO4J_READY, run_id)
-            manifest.publish(*key, plan.chunks, run_id, plan.effective_to)
-        return True
-    except Exception as exc:  # noqa: BLE001 - the version stays unpublished; the run goes on
-        reason = f"{type(exc).__name__}: {exc}"
-        log.warning("%s@%s failed: %s", *key, reason)
-        manifest.fail(key, meta.source_path, reason, run_id)
-        failures.append(Failure(path=meta.source_path, doc_id=key[0], version_id=key[1],
-                                reason=reason))
-        return False
+    with clock.stage("vectors"):
+        write_vectors_task(stores, quote(group), quote(vectors))
+    advance(State.MILVUS_READY)
+    with clock.stage("lexical"):
+        write_lexical_task(stores, quote(group))
+    advance(State.ES_READY)
+    with clock.stage("graph"):
+        write_graph_task(stores, quote(group))
+    advance(State.NEO4J_READY)
+    with clock.stage("manifest"):
+        for plan in group:
+            manifest.publish(*plan.key, plan.chunks, run_id, plan.effective_to)
 
+
+def _record_failure(plan: _Plan, exc: Exception, manifest: ManifestStore, run_id: str,
+                    failures: list[Failure], log: logging.LoggerAdapter) -> None:
+    reason = f"{type(exc).__name__}: {exc}"
+    log.warning("%s failed: %s", plan.version_key, reason)
+    manifest.fail(plan.key, plan.meta.source_path, reason, run_id)
+    failures.append(Failure(path=plan.meta.source_path, doc_id=plan.key[0],
+                            version_id=plan.key[1], reason=reason))

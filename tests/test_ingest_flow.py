@@ -131,8 +131,8 @@ def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> No
     shutil.copytree(SAMPLE_DOCS, docs)
     (docs / "broken.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20)
     (docs / "empty.md").write_bytes(b"")
-    (docs / "copies").mkdir()
-    shutil.copy(docs / "leave_policy.md", docs / "copies" / "leave_policy.md")
+    (docs / "zz-copies").mkdir()  # identical files: the first path in order is the one ingested
+    shutil.copy(docs / "leave_policy.md", docs / "zz-copies" / "leave_policy.md")
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(reference.vector_cache_path, data / "vector_cache.db")  # no re-embedding
@@ -142,7 +142,7 @@ def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> No
     assert "PDF" in failed["broken"] and "empty" in failed["empty"]
     assert summary.documents == {"FAILED": 2, "READY": len(discover(SAMPLE_DOCS))}
     assert summary.embedded == 0
-    copy = str((docs / "copies" / "leave_policy.md").resolve())
+    copy = str((docs / "zz-copies" / "leave_policy.md").resolve())
     assert summary.duplicates == {"leave_policy@1": [copy]}  # identical: ingested once
     assert summary.parse.parse_errors == 2 and summary.parse.documents == summary.files - 1
     manifest = ManifestStore(data / "manifest.db")
