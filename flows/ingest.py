@@ -31,6 +31,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectNotFound
+from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
@@ -45,13 +46,14 @@ from ingest.lifecycle import VersionDates, cleanup_tombstones, closing_dates, op
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
-from ingest.parse import ParseError, ParseWorker, discover, read_meta
+from ingest.parse import ParseError, ParsePool, discover, read_meta
 from ingest.parse.metadata import default_doc_id
 from ingest.stores import Stores, open_stores
 
 STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
 STORE_LIMITS = ("kbflow-vectors", "kbflow-lexical", "kbflow-graph")  # see flows/deployments.py
 WRITE_GROUP = 50  # versions per batched store write
+PARSE_WINDOW = 16  # files read into memory and parsed side by side at a time
 
 # Set by the CLI to draw a progress bar: called with (done, total, description).
 progress_listener: Callable[[int, int, str], None] | None = None
@@ -155,7 +157,7 @@ class _Clock:
 # looking for upstream futures (about a second per call for a document's vectors).
 
 @task(name="parse", cache_policy=NO_CACHE)
-def parse_task(parser: ParseWorker, meta: DocumentMeta, data: bytes) -> ParsedDocument | str:
+def parse_task(parser: ParsePool, meta: DocumentMeta, data: bytes) -> ParsedDocument | str:
     """A bad document is an outcome, not a crash: its ParseError (a timeout too: the worker
     process is killed) comes back as the reason."""
     try:
@@ -281,7 +283,8 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
 
     tokens = TokenCounter(settings.embedding_model)
     duplicates: dict[tuple[str, str], list[str]] = {}
-    with ParseWorker(settings.parse_timeout_s, settings.max_file_mb) as parser:
+    with ParsePool(settings.parse_workers, settings.parse_timeout_s,
+                   settings.max_file_mb) as parser:
         plans, skipped = _prepare(files, settings, manifest, params, tokens, parser, clock,
                                   failures, duplicates, run_id)
     plans += _close_versions(plans, manifest, params.version)
@@ -393,17 +396,43 @@ def _notify(done: int, total: int, what: str) -> None:
 
 
 def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: ManifestStore,
-             params: ChunkParams, tokens: TokenCounter, parser: ParseWorker, clock: _Clock,
+             params: ChunkParams, tokens: TokenCounter, parser: ParsePool, clock: _Clock,
              failures: list[Failure], duplicates: dict[tuple[str, str], list[str]],
              run_id: str) -> tuple[list[_Plan], int]:
     """Parse and chunk every new, changed or unfinished version; unchanged files cost one hash.
 
     Identical files (same bytes, same sidecar) are ingested once; the other paths are collected
-    in `duplicates` under the version they are copies of."""
+    in `duplicates` under the version they are copies of. Files are parsed in windows, a window's
+    documents side by side (`KBFLOW_PARSE_WORKERS` processes)."""
     plans: list[_Plan] = []
     skipped = 0
     claimed: dict[str, str] = {}
     kept: dict[str, tuple[str, str]] = {}  # file hash → the version it was ingested as
+    pending: list[tuple[Path, Path, DocumentMeta, bytes]] = []
+
+    def fail(path: Path, key: tuple[str, str], exc: Exception) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        with clock.stage("manifest"):
+            manifest.fail(key, str(path), reason, run_id)
+        failures.append(Failure(path=str(path), doc_id=key[0], version_id=key[1], reason=reason))
+
+    def parse_pending() -> None:
+        with clock.stage("parse"):
+            futures = [parse_task.submit(quote(parser), meta, quote(data))
+                       for _, _, meta, data in pending]
+            outcomes = [_outcome(future) for future in futures]
+        for (path, root, meta, _), doc in zip(pending, outcomes, strict=True):
+            key = (meta.doc_id, meta.version_id)
+            try:
+                if isinstance(doc, Exception):
+                    raise doc
+                if isinstance(doc, str):
+                    raise ParseError(doc)
+                plans.append(_chunk(doc, root, settings, params, tokens, clock))
+            except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+                fail(path, key, exc)
+        pending.clear()
+
     for i, (path, folder) in enumerate(files, start=1):
         _notify(i - 1, len(files), path.name)
         root = folder.resolve()
@@ -435,29 +464,35 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             if version in claimed:
                 raise ValueError(f"{version} is also declared by {claimed[version]}")
             claimed[version] = str(path)
-            with clock.stage("parse"):
-                doc = parse_task(quote(parser), meta, quote(data))
-            if isinstance(doc, str):
-                raise ParseError(doc)
-            with clock.stage("chunk"):
-                chunks = chunk_task(quote(doc), params, quote(tokens))
-                if settings.llm_base_url:
-                    chunks = context_task(quote(chunks), quote(settings), quote(tokens))
-                for chunk in chunks:
-                    if chunk.kind != ChunkKind.PARENT:
-                        chunk.embedding_model = settings.embedding_model
-            plans.append(_Plan(
-                meta=doc.meta, chunks=chunks, chunker_version=params.version,
-                source_root=str(root), parser_version=doc.parser_version,
-                parse_report=doc.report.model_dump(mode="json"),
-            ))
+            pending.append((path, root, meta, data))
         except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
-            reason = f"{type(exc).__name__}: {exc}"
-            with clock.stage("manifest"):
-                manifest.fail(key, str(path), reason, run_id)
-            failures.append(Failure(path=str(path), doc_id=key[0], version_id=key[1],
-                                    reason=reason))
+            fail(path, key, exc)
+        if len(pending) >= PARSE_WINDOW:
+            parse_pending()
+    parse_pending()
     return plans, skipped
+
+
+def _outcome(future: PrefectFuture) -> ParsedDocument | str | Exception:
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 - a crashed parse task fails its document only
+        return exc
+
+
+def _chunk(doc: ParsedDocument, root: Path, settings: Settings, params: ChunkParams,
+           tokens: TokenCounter, clock: _Clock) -> _Plan:
+    with clock.stage("chunk"):
+        chunks = chunk_task(quote(doc), params, quote(tokens))
+        if settings.llm_base_url:
+            chunks = context_task(quote(chunks), quote(settings), quote(tokens))
+        for chunk in chunks:
+            if chunk.kind != ChunkKind.PARENT:
+                chunk.embedding_model = settings.embedding_model
+    return _Plan(
+        meta=doc.meta, chunks=chunks, chunker_version=params.version, source_root=str(root),
+        parser_version=doc.parser_version, parse_report=doc.report.model_dump(mode="json"),
+    )
 
 
 def _close_versions(plans: list[_Plan], manifest: ManifestStore,

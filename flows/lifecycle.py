@@ -92,12 +92,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
     try:
         dropped: list[str] = []
         if gate.passed:
-            stores = open_generation(settings, built.generation)
-            try:
-                stores.activate()
-            finally:
-                stores.close()
-            manifest.activate(built.generation)
+            _serve(settings, manifest, built.generation)
             manifest.set_generation_status(built.generation, "serving", gate.model_dump())
             dropped = _drop_old_generations(settings, manifest)
             log.info("rebuild %s published: %s", built.generation, gate.model_dump_json())
@@ -129,12 +124,7 @@ def rollback_flow(to: str | None = None, data_dir: str | None = None) -> Rollbac
             if target is None:
                 names = ", ".join(g.generation for g in kept)
                 raise ValueError(f"{to} is not a kept generation (kept: {names})")
-        stores = open_generation(settings, target.generation)
-        try:
-            stores.activate()
-        finally:
-            stores.close()
-        manifest.activate(target.generation)
+        _serve(settings, manifest, target.generation)
     finally:
         manifest.close()
     get_run_logger().info("rolled back from %s to %s", serving.generation, target.generation)
@@ -149,6 +139,16 @@ def delete_flow(doc_ids: list[str], data_dir: str | None = None) -> dict[str, li
     run_id = str(runtime.flow_run.id or uuid4())
     tombstoned, cleaned = delete_documents(_settings(data_dir), doc_ids, "deleted", run_id)
     return {"tombstoned": tombstoned, "cleaned": cleaned}
+
+
+def _serve(settings: Settings, manifest: ManifestStore, generation: str) -> None:
+    """Switch every store's alias to `generation`, then the manifest (which kbflow reads)."""
+    stores = open_generation(settings, generation)
+    try:
+        stores.activate()
+    finally:
+        stores.close()
+    manifest.activate(generation)
 
 
 def _recall(settings: Settings, generation: str, cases: list, k: int = 10) -> float:

@@ -21,6 +21,10 @@ class Settings(BaseSettings):
                            "generation names on shared servers")
     milvus_uri: str = "http://127.0.0.1:19530"
     es_url: str = "http://127.0.0.1:9200"
+    es_analyzer: Literal["cjk", "jieba"] = Field(
+        "cjk", description="Elasticsearch field BM25 searches: cjk bigrams (better on the sample "
+        "eval cases) or kbflow's jieba tokens (ranks like the embedded SQLite FTS5 store)"
+    )
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = ""
     neo4j_password: str = ""
@@ -48,6 +52,8 @@ class Settings(BaseSettings):
         "endpoint above (ingest/graph/llm.py), or both merged"
     )
     max_file_mb: float = Field(100, description="larger files fail parsing with a reason")
+    parse_workers: int = Field(2, description="documents parsed side by side, each in its own "
+                               "process (OCR is CPU-bound)")
     parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
     eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "
                                     "scores Recall@10 on; unset skips that check")

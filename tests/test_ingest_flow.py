@@ -102,6 +102,13 @@ def test_as_of_selects_the_version_in_force(ingested) -> None:
         assert all(r.version_id != other for r in results[: position + 1])
 
 
+def test_scanned_clauses_are_found_through_ocr(ingested) -> None:
+    _, settings = ingested
+    results = search(settings, "印章可以带出公司吗", as_of=date(2026, 5, 1), k=3).results
+    assert (results[0].doc_id, results[0].clause_no) == ("seal-policy", "第六条")
+    assert results[0].page_start == 2
+
+
 def test_acl_and_tenant_filters_hide_what_the_reader_may_not_see(ingested) -> None:
     _, settings = ingested
     today = date(2026, 5, 1)

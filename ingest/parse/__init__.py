@@ -15,7 +15,7 @@ from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.office import parse_docx, parse_html, parse_markdown, parse_pptx, parse_text
 from ingest.parse.pdf import ParseError, ParseResult, describe_content, parse_pdf
 from ingest.parse.quality import flag_near_duplicates
-from ingest.parse.worker import ParseWorker, parse_with_timeout
+from ingest.parse.worker import ParsePool, ParseWorker, parse_with_timeout
 
 PARSER_VERSION = "kbflow-parse@0.2"
 SUPPORTED_SUFFIXES = {".pdf", ".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pptx"}
@@ -24,6 +24,7 @@ _ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX"}
 __all__ = [
     "PARSER_VERSION",
     "ParseError",
+    "ParsePool",
     "ParseWorker",
     "discover",
     "parse_document",

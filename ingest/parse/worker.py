@@ -9,6 +9,7 @@ keeps the OCR model loaded) and replaced after a timeout or a crash.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -82,6 +83,34 @@ class ParseWorker:
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
+        self.close()
+
+
+class ParsePool:
+    """A few ParseWorkers: documents handed over from several threads at once are parsed side
+    by side (OCR keeps a core busy for seconds per page). Workers start on first use."""
+
+    def __init__(self, workers: int, timeout_s: float, max_file_mb: float = 100.0) -> None:
+        self._all = [ParseWorker(timeout_s, max_file_mb) for _ in range(max(workers, 1))]
+        self._idle: queue.SimpleQueue[ParseWorker] = queue.SimpleQueue()
+        for worker in self._all:
+            self._idle.put(worker)
+
+    def parse(self, meta: DocumentMeta, data: bytes) -> ParsedDocument:
+        worker = self._idle.get()
+        try:
+            return worker.parse(meta, data)
+        finally:
+            self._idle.put(worker)
+
+    def close(self) -> None:
+        for worker in self._all:
+            worker.close()
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
         self.close()
 
 

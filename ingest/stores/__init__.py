@@ -51,7 +51,7 @@ def _open_servers(settings: Settings, model: str, dimension: int, generation: st
         vectors=MilvusVectorStore(settings.milvus_uri, dimension, model, generation,
                                   collection=f"{ns}_chunks"),
         lexical=ElasticsearchLexicalStore(settings.es_url, alias=f"{ns}_chunks",
-                                          generation=generation),
+                                          generation=generation, analyzer=settings.es_analyzer),
         graph=Neo4jGraphStore(settings.neo4j_uri, auth=auth, generation=f"{ns}_{generation}",
                               alias=ns),
     )

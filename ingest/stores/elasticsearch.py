@@ -4,7 +4,9 @@ Chinese analysis, two ways, both indexed:
 - `tokens`: kbflow's own jieba tokens (`ingest.stores.tokens`) joined by spaces under the
   `whitespace` analyzer, so Elasticsearch scores exactly the terms the embedded store scores;
 - `body`: the raw prefix + text under Elasticsearch's `cjk` analyzer (overlapping bigrams), which
-  needs no dictionary; `analyzer="cjk"` searches this field instead.
+  needs no dictionary. Searches use it by default: on the 37 sample eval cases it scored
+  Recall@5 1.000 / MRR 0.965 against jieba's 0.970 / 0.930 (scripts/compare_es_analyzers.py);
+  `analyzer="jieba"` searches `tokens` instead.
 
 Writes and reads go to the physical index `{alias}-{generation}`, so a rebuild fills a new
 generation while readers keep the alias; `activate()` moves the alias in one atomic call.
@@ -90,7 +92,7 @@ def _reason(info: dict[str, Any]) -> str:
 
 class ElasticsearchLexicalStore:
     def __init__(self, url: str, alias: str = "kbflow_chunks", generation: str = "g1",
-                 analyzer: Literal["jieba", "cjk"] = "jieba", request_timeout: float = 30) -> None:
+                 analyzer: Literal["jieba", "cjk"] = "cjk", request_timeout: float = 30) -> None:
         if not (_NAME.match(alias) and _NAME.match(generation)):
             raise ValueError("alias and generation: lower-case letters, digits and '_' only")
         self.alias = alias
