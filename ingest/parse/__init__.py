@@ -1,8 +1,8 @@
 """Parse stage: a file becomes metadata plus text blocks in reading order, with page numbers,
 and a report of how well it was read.
 
-`parse_document` parses in the calling process; `ParseWorker` (or `parse_with_timeout`) parses
-in a child process that is stopped after `parse_timeout_s`.
+`parse_document` parses in the calling process; `ParseWorker` parses in a child process that is
+stopped after `parse_timeout_s`, and `ParsePool` keeps several of them busy side by side.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.office import parse_docx, parse_html, parse_markdown, parse_pptx, parse_text
 from ingest.parse.pdf import ParseError, ParseResult, describe_content, parse_pdf
 from ingest.parse.quality import flag_near_duplicates
-from ingest.parse.worker import ParsePool, ParseWorker, parse_with_timeout
+from ingest.parse.worker import ParsePool, ParseWorker
 
 PARSER_VERSION = "kbflow-parse@0.2"
 SUPPORTED_SUFFIXES = {".pdf", ".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pptx"}
@@ -28,7 +28,6 @@ __all__ = [
     "ParseWorker",
     "discover",
     "parse_document",
-    "parse_with_timeout",
     "read_meta",
 ]
 

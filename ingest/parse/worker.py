@@ -114,14 +114,6 @@ class ParsePool:
         self.close()
 
 
-def parse_with_timeout(meta: DocumentMeta, data: bytes, timeout_s: float,
-                       max_file_mb: float = 100.0) -> ParsedDocument:
-    """One document in a fresh child process (about a second of start-up: reuse a ParseWorker
-    for many documents)."""
-    with ParseWorker(timeout_s, max_file_mb) as worker:
-        return worker.parse(meta, data)
-
-
 def _serve(conn: Connection) -> None:
     from ingest.parse import parse_document
 
