@@ -80,7 +80,9 @@ def cleanup_tombstones(manifest: ManifestStore,
     if not pending:
         return []
     cleaned = []
-    generations = [g.generation for g in manifest.generations() if g.status != "dropped"]
+    # a generation without a dimension never opened its stores: nothing of it to clean
+    generations = [g.generation for g in manifest.generations()
+                   if g.status != "dropped" and g.dimension is not None]
     opened = {g: open_generation(g) for g in generations}
     try:
         for doc_id, version_id in pending:
