@@ -104,7 +104,7 @@ def test_as_of_selects_the_version_in_force(ingested) -> None:
 
 def test_scanned_clauses_are_found_through_ocr(ingested) -> None:
     _, settings = ingested
-    results = search(settings, "印章可以带出公司吗", as_of=date(2026, 5, 1), k=3).results
+    results = search(settings, "印章携带外出要谁批准", as_of=date(2026, 5, 1), k=3).results
     assert (results[0].doc_id, results[0].clause_no) == ("seal-policy", "第六条")
     assert results[0].page_start == 2
 
