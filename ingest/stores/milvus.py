@@ -15,6 +15,12 @@ from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_nu
 
 _BATCH = 500
 _MODEL_PROPERTY = "kbflow.embedding_model"
+# pymilvus pings every 10 s even on an idle connection, while Milvus Lite's Python gRPC server
+# keeps gRPC's default policy (one ping per 5 min without data, 2 strikes): ~30 s after the last
+# call it closes the connection with GOAWAY "too_many_pings", and the next client on that URI
+# can fail to reconnect. pymilvus health-checks an idle connection before reusing it, so idle
+# pings add nothing; pings during a call, at a slower pace, still detect a dead server.
+_GRPC_OPTIONS = {"grpc.keepalive_permit_without_calls": 0, "grpc.keepalive_time_ms": 60_000}
 
 
 class EmbeddingMismatchError(RuntimeError):
@@ -29,7 +35,7 @@ def _quoted(values: Sequence[str]) -> str:
 class MilvusVectorStore:
     def __init__(self, uri: str, dimension: int, model: str, generation: str = "g1",
                  collection: str = "kbflow_chunks") -> None:
-        self._client = MilvusClient(uri)
+        self._client = MilvusClient(uri, grpc_options=_GRPC_OPTIONS)
         self._alias = collection
         self._name = f"{collection}_{generation}"
         if not self._client.has_collection(self._name):
