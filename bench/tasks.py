@@ -39,7 +39,7 @@ def encode(data: str) -> dict:
     from ingest.manifest import ManifestStore
 
     settings = Settings(data_dir=Path(data))
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     texts: dict[str, str] = {}
     for record in manifest.documents():
         for chunk in manifest.version_chunks(record.doc_id, record.version_id):

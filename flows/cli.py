@@ -157,7 +157,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.manifest import ManifestStore
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         records = manifest.documents()
         last = manifest.last_run()
@@ -224,7 +224,7 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.embed import TokenCounter
     from ingest.manifest import ManifestStore
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         versions = [r for r in manifest.documents() if r.doc_id == args.doc_id]
         if args.version:
@@ -345,7 +345,7 @@ def _rollback(args: argparse.Namespace, settings: Settings) -> int:
 def _generations(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.manifest import ManifestStore
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     generations = manifest.generations()
     manifest.close()
     if args.json:
@@ -368,7 +368,7 @@ def _generations(args: argparse.Namespace, settings: Settings) -> int:
 def _trace(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.manifest import ManifestStore
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     records = manifest.trace(args.chunk_id)
     manifest.close()
     if args.json:

@@ -225,7 +225,7 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     """Ingest every document under `source`; files gone from an ingested folder are tombstoned."""
     settings = _settings(data_dir)
     root = Path(source).resolve()
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         gone = [r.source_path for r in manifest.documents()
                 if root.is_dir() and r.source_root == str(root) and r.state != State.TOMBSTONED
@@ -243,7 +243,7 @@ def incremental_flow(changed: list[str], deleted: list[str],
 
     A changed file keeps the doc id it was first ingested under (its recorded folder)."""
     settings = _settings(data_dir)
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         roots = {r.source_path: Path(r.source_root) for r in manifest.documents() if r.source_root}
         files = []

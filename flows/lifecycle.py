@@ -49,7 +49,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
     """Rebuild every live document into a new generation; publish it only if the gate passes."""
     settings = _settings(data_dir)
     log = get_run_logger()
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         serving = manifest.serving()
         if serving is None:
@@ -64,7 +64,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
     finally:
         manifest.close()
 
-    target = ManifestStore(settings.manifest_path, built.generation)
+    target = ManifestStore(settings.manifest, built.generation)
     try:
         summary = run_pipeline(settings, target, sources, source=f"rebuild {built.generation}")
         ready = [r for r in target.documents() if r.state == State.READY]
@@ -88,7 +88,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
         max_missing_title_rate=settings.max_missing_title_rate,
     )
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         dropped: list[str] = []
         if gate.passed:
@@ -111,7 +111,7 @@ def rollback_flow(to: str | None = None, data_dir: str | None = None) -> Rollbac
     """Re-point every store's alias (and the manifest) at a kept generation: by default the one
     that served most recently before the current one."""
     settings = _settings(data_dir)
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         serving = manifest.serving()
         kept = [g for g in manifest.generations() if g.status == "kept"]

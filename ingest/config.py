@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = ""
     neo4j_password: str = ""
+    manifest_url: str = Field("", description="postgresql://user:password@host/db for a manifest "
+                              "shared by workers on many hosts; empty: data_dir/manifest.db")
     embedding_model: str = Field(
         "all-MiniLM-L6-v2",
         description="sentence-transformers model name or local path; the default is the copy "
@@ -81,8 +83,9 @@ class Settings(BaseSettings):
     webhook_deployment: str = "kbflow-incremental/incremental"
 
     @property
-    def manifest_path(self) -> Path:
-        return self.data_dir / "manifest.db"
+    def manifest(self) -> str:
+        """Where the manifest lives: KBFLOW_MANIFEST_URL, else the SQLite file in data_dir."""
+        return self.manifest_url or str(self.data_dir / "manifest.db")
 
     @property
     def milvus_path(self) -> Path:

@@ -4,10 +4,11 @@ Prefect test API and one end-to-end ingest of sample_docs reused by the read-onl
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
-from tests_support import SAMPLE_DOCS
+from tests_support import POSTGRES_URL, SAMPLE_DOCS
 
 from flows.quiet import quiet
 
@@ -61,3 +62,17 @@ def ingested(prefect_api, tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(data_dir=root / "data")
     summary = ingest_flow(str(docs), str(settings.data_dir))
     return summary, settings
+
+
+@pytest.fixture
+def postgres_database():
+    """A fresh database on the test PostgreSQL server, dropped afterwards: its URL."""
+    import psycopg
+
+    name = f"kbflow_{uuid.uuid4().hex[:12]}"
+    base = POSTGRES_URL.rsplit("/", 1)[0]
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield f"{base}/{name}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

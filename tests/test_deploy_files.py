@@ -3,6 +3,7 @@ engine on the machines these tests run on, so nothing is built or started."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from ingest.config import Settings
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 KBFLOW_SERVICES = ("kbflow-deploy", "prefect-worker")
 KBFLOW_VARIABLES = ("KBFLOW_PROFILE", "KBFLOW_MILVUS_URI", "KBFLOW_ES_URL", "KBFLOW_NEO4J_URI",
-                    "PREFECT_API_URL")
+                    "KBFLOW_MANIFEST_URL", "PREFECT_API_URL")
 
 
 @pytest.fixture(scope="module")
@@ -58,24 +59,28 @@ def test_kbflow_services_point_at_the_engines(services, name: str) -> None:
     for var, host, port in [("KBFLOW_MILVUS_URI", "milvus", "19530"),
                             ("KBFLOW_ES_URL", "elasticsearch", "9200"),
                             ("KBFLOW_NEO4J_URI", "neo4j", "7687"),
+                            ("KBFLOW_MANIFEST_URL", "postgres", "5432"),
                             ("PREFECT_API_URL", "prefect-server", "4200")]:
-        assert f"//{host}:{port}" in env[var] and host in services
+        assert re.search(f"[/@]{host}:{port}", env[var]) and host in services
     assert service["build"] == {"context": "..", "dockerfile": "deploy/Dockerfile"}
     assert any(v.endswith(":/data") for v in service["volumes"])
     assert env["KBFLOW_DATA_DIR"] == "/data"
-    assert {"milvus", "elasticsearch", "neo4j", "prefect-server"} <= set(service["depends_on"])
+    assert {"milvus", "elasticsearch", "neo4j", "postgres", "prefect-server"} <= set(
+        service["depends_on"])
 
 
 def test_the_environment_is_what_kbflow_reads(services, monkeypatch) -> None:
-    """The compose variables configure Settings as intended (a renamed setting breaks this)."""
+    """The compose variables configure Settings as intended (a renamed setting breaks this);
+    `${VAR:-default}` is read as compose does with VAR unset."""
     for var, value in services["prefect-worker"]["environment"].items():
-        if var.startswith("KBFLOW_") and "${" not in value:
-            monkeypatch.setenv(var, value)
+        if var.startswith("KBFLOW_"):
+            monkeypatch.setenv(var, re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value))
     settings = Settings(_env_file=None)
     assert settings.profile == "servers"
     assert (settings.milvus_uri, settings.es_url, settings.neo4j_uri) == (
         "http://milvus:19530", "http://elasticsearch:9200", "bolt://neo4j:7687")
     assert settings.data_dir == Path("/data")
+    assert settings.manifest == "postgresql://kbflow:kbflow@postgres:5432/kbflow"
 
 
 def test_workers_start_after_the_pool_exists(services) -> None:

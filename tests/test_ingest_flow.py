@@ -27,7 +27,7 @@ def test_every_sample_document_is_ready_in_all_three_stores(ingested) -> None:
     documents = len(discover(SAMPLE_DOCS))
     assert summary.failures == []
     assert summary.documents == {"READY": documents}
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     records = manifest.documents()
     chunks = [c for r in records for c in manifest.version_chunks(r.doc_id, r.version_id)]
     manifest.close()
@@ -50,7 +50,7 @@ def test_run_reports_parse_quality(ingested) -> None:
     assert parse.documents == summary.files and parse.parse_errors == 0
     assert parse.ocr_pages >= 1 and parse.tables >= 2 and parse.table_rows > 20
     assert parse.missing_title_rate == 0
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     scanned = next(r for r in manifest.documents() if r.source_path.endswith("_scanned.pdf"))
     manifest.close()
     assert scanned.parse_report["ocr_pages"] == scanned.parse_report["pages"] > 0
@@ -58,7 +58,7 @@ def test_run_reports_parse_quality(ingested) -> None:
 
 def test_tables_are_parents_of_their_rows(ingested) -> None:
     _, settings = ingested
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     chunks = manifest.version_chunks("approval-authority", "2026")
     manifest.close()
     tables = [c for c in chunks if c.structural_path.endswith("/table")]
@@ -69,7 +69,7 @@ def test_tables_are_parents_of_their_rows(ingested) -> None:
 
 def test_chunks_carry_citation_fields(ingested) -> None:
     _, settings = ingested
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     chunks = manifest.version_chunks("travel-expense", "2025")
     manifest.close()
     clause = next(c for c in chunks if c.clause_no == "第十条" and c.kind == "clause")

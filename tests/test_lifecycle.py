@@ -49,7 +49,7 @@ def fresh_data(tmp_path: Path, name: str, cache_from: Settings) -> Settings:
 def snapshot(settings: Settings) -> dict:
     """Everything a reader could observe: per published version, the chunk ids in each store,
     the triples, the manifest records; plus total row counts (duplicates and orphans show)."""
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     keys = manifest.published_keys()
     records = {r.version_key: (r.state, r.chunk_count) for r in manifest.documents()}
     # chunk records without their source location (the unchanged document keeps the folder it
@@ -94,6 +94,7 @@ def reference(prefect_api, ingested, tmp_path_factory: pytest.TempPathFactory):
 
 
 def crash(mode: str, point: str, data_dir: Path, target: str) -> int:
+    """Run tests/crashing_run.py; its return code (-9 when it was killed as planned)."""
     from prefect.settings import get_current_settings
 
     env = os.environ | {"PREFECT_API_URL": str(get_current_settings().api.url)}
@@ -101,6 +102,8 @@ def crash(mode: str, point: str, data_dir: Path, target: str) -> int:
         [sys.executable, str(REPO / "tests" / "crashing_run.py"), mode, point, str(data_dir),
          target], env=env, capture_output=True, text=True, timeout=600, check=False,
     )
+    if child.returncode != -9:
+        print(child.stdout[-3000:], child.stderr[-3000:])  # shown with the failed assertion
     return child.returncode
 
 
@@ -117,6 +120,34 @@ def test_killed_at_any_state_then_resumed_converges(reference, tmp_path: Path, s
     assert resumed.embedded == 0
     expected = snapshot(reference["expected"])
     actual = snapshot(Settings(data_dir=data))
+    for part in ("published", "records", "fingerprints", "vectors", "lexical", "graph",
+                 "triples", "counts"):
+        assert actual[part] == expected[part], part
+
+
+@pytest.mark.parametrize("state", [State.CREATED, State.ES_READY, State.READY])
+def test_killed_with_the_manifest_on_postgres_then_resumed_converges(
+        reference, postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        state) -> None:
+    """The same crash recovery with the manifest in PostgreSQL: a killed connection's open
+    transaction is rolled back by the server, and the resumed run converges as on SQLite."""
+    monkeypatch.setenv("KBFLOW_MANIFEST_URL", postgres_database)  # also for the child processes
+    settings = fresh_data(tmp_path, "data", reference["template"])
+    # The original corpus, ingested in another process: Milvus Lite lets one process open a
+    # data directory, and the crashing run must open this one.
+    from prefect.settings import get_current_settings
+
+    subprocess.run([str(Path(sys.executable).parent / "kbflow"), "--data-dir",
+                    str(settings.data_dir), "ingest", str(reference["original"])],
+                   env=os.environ | {"PREFECT_API_URL": str(get_current_settings().api.url)},
+                   capture_output=True, check=True, timeout=600)
+    edited = str(reference["edited"])
+    assert crash("ingest", state, settings.data_dir, edited) == -9
+
+    resumed = ingest_flow(edited, str(settings.data_dir))
+    assert resumed.failures == [] and resumed.embedded == 0
+    assert not (settings.data_dir / "manifest.db").exists()
+    expected, actual = snapshot(reference["expected"]), snapshot(settings)
     for part in ("published", "records", "fingerprints", "vectors", "lexical", "graph",
                  "triples", "counts"):
         assert actual[part] == expected[part], part
@@ -146,7 +177,7 @@ def test_editing_one_clause_rewrites_only_its_neighbourhood(reference, tmp_path:
 
 
 def content_hashes(data: Path) -> dict[str, tuple[str, str]]:
-    manifest = ManifestStore(Settings(data_dir=data).manifest_path)
+    manifest = ManifestStore(Settings(data_dir=data).manifest)
     chunks = manifest.version_chunks("leave_policy", "1")
     manifest.close()
     return {c.chunk_id: (c.content_hash, "parent" if c.kind == "parent" else c.clause_no)
@@ -160,7 +191,7 @@ def test_crash_between_tombstone_and_cleanup_never_resurrects(reference, tmp_pat
     assert crash("delete", "cleanup", data, "leave_policy") == -9
     query = {"tenant_id": "default", "groups": ["all-staff"], "as_of": date(2026, 5, 1)}
     assert search_index(settings, "婚假", **query).results == []
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     assert manifest.pending_cleanups() == [("leave_policy", "1")]
     manifest.close()
     stores = open_generation(settings, "g1")
@@ -208,7 +239,7 @@ def test_a_new_version_closes_the_previous_one(reference, tmp_path: Path) -> Non
     summary = ingest_flow(str(folder), str(data))
     assert summary.failures == [] and summary.written == 2  # the new version, and the old closed
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     old_record = manifest.get("leave", "2025")
     new_record = manifest.get("leave", "2026")
     manifest.close()
@@ -239,18 +270,18 @@ def test_rebuild_with_unchanged_model_embeds_nothing_then_rollback(reference,
     recall = next(c for c in report.gate.checks if c.name == "recall_at_10")
     assert recall.value == 1.0
 
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     assert manifest.serving().generation == "g2"
     manifest.close()
     hit = search_index(settings, "婚假有几天", tenant_id="default", groups=["all-staff"],
                        as_of=date(2026, 5, 1)).results[0]
-    lineage = ManifestStore(settings.manifest_path).trace(hit.chunk_id)
+    lineage = ManifestStore(settings.manifest).trace(hit.chunk_id)
     assert [r["generation"] for r in lineage] == ["g1", "g2"]
     assert lineage[1]["run_source"] == "rebuild g2"
 
     back = rollback_flow(None, str(data))
     assert (back.serving, back.previous) == ("g1", "g2")
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     assert manifest.serving().generation == "g1"
     manifest.close()
     assert search_index(settings, "婚假有几天", tenant_id="default", groups=["all-staff"],
@@ -268,7 +299,7 @@ def test_rebuild_failing_its_gate_leaves_the_old_generation_serving(reference,
     report = rebuild_flow(str(data), None)
     assert not report.activated
     assert any(reason.startswith("parse_error_rate") for reason in report.reasons)
-    manifest = ManifestStore(Settings(data_dir=data).manifest_path)
+    manifest = ManifestStore(Settings(data_dir=data).manifest)
     statuses = {g.generation: g.status for g in manifest.generations()}
     manifest.close()
     assert statuses == {"g1": "serving", "g2": "failed"}

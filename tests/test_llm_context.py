@@ -153,7 +153,7 @@ def test_the_flow_writes_contexts_when_an_endpoint_is_configured(
         summary = ingest_flow(str(docs), str(tmp_path / "data"))
         calls = len(fake.requests)
     assert summary.failures == [] and summary.written == 1
-    manifest = ManifestStore(Settings(data_dir=tmp_path / "data").manifest_path)
+    manifest = ManifestStore(Settings(data_dir=tmp_path / "data").manifest)
     try:
         record = manifest.documents()[0]
         chunks = manifest.version_chunks(record.doc_id, record.version_id)

@@ -1,7 +1,9 @@
-"""The manifest's state machine: the only path to READY is through every store, in order."""
+"""The manifest's state machine: the only path to READY is through every store, in order.
+Every test runs on both manifest databases: a SQLite file and PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,16 @@ from ingest.manifest.store import TransitionError
 from ingest.models import DocumentMeta, State
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "manifest.db")
+    return request.getfixturevalue("postgres_database")
+
+
 @pytest.fixture
-def manifest(tmp_path: Path):
-    store = ManifestStore(tmp_path / "manifest.db")
+def manifest(location: str):
+    store = ManifestStore(location)
     store.generation = store.create_generation("model", 8, "chunker@1", serving=True).generation
     yield store
     store.close()
@@ -123,12 +132,60 @@ def test_reingest_hides_the_version_until_ready_again(manifest: ManifestStore) -
     assert manifest.published_keys() == ["policy@2"]
 
 
-def test_migrations_run_once(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
-    first = ManifestStore(path)
+def test_migrations_run_once(location: str) -> None:
+    first = ManifestStore(location)
     first.generation = first.create_generation("model", 8, "c", serving=True).generation
     first.close()
-    again = ManifestStore(path)
+    again = ManifestStore(location)
     walk_to_ready(again)
     again.close()
-    assert ManifestStore(path).published_keys() == ["policy@1"]
+    assert ManifestStore(location).published_keys() == ["policy@1"]
+
+
+def test_workers_opening_a_new_manifest_at_once_migrate_it_once(location: str) -> None:
+    start = threading.Barrier(6)
+    errors: list[Exception] = []
+
+    def open_it() -> None:
+        start.wait()
+        try:
+            ManifestStore(location).close()
+        except Exception as error:  # noqa: BLE001 - collected for the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    store = ManifestStore(location)
+    assert store.generations() == [] and store.published_keys() == []
+    store.close()
+
+
+def test_racing_workers_advance_a_version_once(manifest: ManifestStore, location: str) -> None:
+    """Workers with their own connections try the same step at once: the writer lock lets
+    exactly one through; the others see the new state and are refused."""
+    manifest.begin(meta(), "run1", "chunker@1", "model")
+    start = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def worker() -> None:
+        store = ManifestStore(location, manifest.generation)
+        start.wait()
+        try:
+            store.advance("policy", "1", State.MILVUS_READY, "race")
+            outcomes.append("advanced")
+        except TransitionError:
+            outcomes.append("refused")
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["advanced"] + ["refused"] * 5
+    assert manifest.get("policy", "1").state == State.MILVUS_READY

@@ -1,5 +1,6 @@
-"""The servers profile: the same flow fills Milvus (gRPC), Elasticsearch and Neo4j, and search
-over them ranks like the embedded profile on the sample eval cases."""
+"""The servers profile: the same flow fills Milvus (gRPC), Elasticsearch and Neo4j, with the
+manifest in PostgreSQL, and search over them ranks like the embedded profile on the sample eval
+cases."""
 
 from __future__ import annotations
 
@@ -14,13 +15,17 @@ from flows.ingest import ingest_flow
 from ingest.config import Settings
 from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
 from ingest.lifecycle import open_generation
+from ingest.manifest import ManifestStore
 
 
 @pytest.fixture
-def servers(prefect_api, ingested, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """sample_docs/ ingested with KBFLOW_PROFILE=servers under a fresh namespace."""
+def servers(prefect_api, ingested, postgres_database: str, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch):
+    """sample_docs/ ingested with KBFLOW_PROFILE=servers under a fresh namespace, the manifest
+    in a fresh PostgreSQL database."""
     _, embedded = ingested
     monkeypatch.setenv("KBFLOW_PROFILE", "servers")
+    monkeypatch.setenv("KBFLOW_MANIFEST_URL", postgres_database)
     monkeypatch.setenv("KBFLOW_NAMESPACE", f"t{uuid.uuid4().hex[:10]}")
     data = tmp_path / "data"
     data.mkdir()
@@ -41,6 +46,12 @@ def test_servers_hold_the_same_published_rows(servers, ingested) -> None:
     assert settings.profile == "servers"
     assert summary.failures == [] and summary.documents == reference.documents
     assert summary.embedded == 0
+    assert not (settings.data_dir / "manifest.db").exists()
+    on_postgres, local_manifest = ManifestStore(settings.manifest), ManifestStore(embedded.manifest)
+    assert settings.manifest.startswith("postgresql://")
+    assert on_postgres.published_keys() == local_manifest.published_keys() != []
+    on_postgres.close()
+    local_manifest.close()
     on_servers = open_generation(settings, summary.generation)
     local = open_generation(embedded, reference.generation)
     try:

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Real production engines on this machine, for tests: Elasticsearch 8, Neo4j 5 and Milvus (the
-# Milvus Lite gRPC server). Everything comes from Maven Central and PyPI, nothing else.
+# Real production engines on this machine, for tests: Elasticsearch 8, Neo4j 5, Milvus (the
+# Milvus Lite gRPC server) and PostgreSQL (the manifest). They come from Maven Central, PyPI and,
+# for PostgreSQL, Debian's package (installed with apt-get when missing), nothing else.
 #
-#   deploy/local/engines.sh start    # idempotent; returns once all three answer, or fails
+#   deploy/local/engines.sh start    # idempotent; returns once all four answer, or fails
 #   deploy/local/engines.sh status   # one line per engine
-#   deploy/local/engines.sh stop     # stops all three
+#   deploy/local/engines.sh stop     # stops all four
 #
 # Environment (defaults in brackets):
 #   KBFLOW_ES_URL [http://127.0.0.1:9200]  KBFLOW_NEO4J_URI [bolt://127.0.0.1:7687]
 #   KBFLOW_MILVUS_URI [http://127.0.0.1:19530]
+#   KBFLOW_PG_URL [postgresql://kbflow@127.0.0.1:5432/kbflow] (trust authentication, loopback)
 #   KBFLOW_ENGINES_DIR   runtime dir: data, logs, pid files [/tmp/kbflow-engines]
 #   KBFLOW_ENGINES_CACHE unpacked engines [~/.cache/kbflow/engines; /var/cache/... as root]
 #   KBFLOW_ES_VERSION [8.19.21]  KBFLOW_ENGINES_TIMEOUT seconds per engine [300]
-#   KBFLOW_ENGINES_USER  unprivileged user that runs Elasticsearch when started as root [kbflow]
+#   KBFLOW_ENGINES_USER  unprivileged user that runs Elasticsearch and PostgreSQL when started
+#                        as root [kbflow]
 #
 # Elasticsearch is the "integ-test-zip" distribution that Elastic publishes to Maven Central
 # (org.elasticsearch.distribution.integ-test-zip:elasticsearch): the server, security and the
@@ -20,7 +23,7 @@
 # is missing (`whitespace` is built into the server). deploy/local/es-analysis-plugin adds `cjk`
 # from Lucene as a stable plugin, so kbflow's index template is the same here and on a full
 # distribution.
-# Elasticsearch refuses to run as root: as root, this script creates the system user
+# Elasticsearch and PostgreSQL refuse to run as root: as root, this script creates the system user
 # $KBFLOW_ENGINES_USER (useradd, no login shell) and starts it with `runuser`; that is why the
 # cache is outside /root, which other users cannot enter.
 set -euo pipefail
@@ -37,8 +40,9 @@ ES_VERSION=${KBFLOW_ES_VERSION:-8.19.21}
 ES_URL=${KBFLOW_ES_URL:-http://127.0.0.1:9200}
 NEO4J_URI=${KBFLOW_NEO4J_URI:-bolt://127.0.0.1:7687}
 MILVUS_URI=${KBFLOW_MILVUS_URI:-http://127.0.0.1:19530}
+PG_URL=${KBFLOW_PG_URL:-postgresql://kbflow@127.0.0.1:5432/kbflow}
 TIMEOUT=${KBFLOW_ENGINES_TIMEOUT:-300}
-ES_USER=${KBFLOW_ENGINES_USER:-kbflow}
+RUN_USER=${KBFLOW_ENGINES_USER:-kbflow}
 PYTHON=${KBFLOW_PYTHON:-$REPO/.venv/bin/python}
 ES_HOME=$CACHE_DIR/elasticsearch-$ES_VERSION
 LAUNCHER=$HERE/neo4j-launcher
@@ -59,8 +63,10 @@ mvn_quiet() {
   rm -f "$out"
 }
 
-host_of() { local hp=${1#*://}; hp=${hp%%/*}; echo "${hp%:*}"; }
-port_of() { local hp=${1#*://}; hp=${hp%%/*}; echo "${hp##*:}"; }
+# host and port of scheme://[user@]host:port[/path]
+host_port() { local hp=${1#*://}; hp=${hp%%/*}; echo "${hp##*@}"; }
+host_of() { local hp; hp=$(host_port "$1"); echo "${hp%:*}"; }
+port_of() { local hp; hp=$(host_port "$1"); echo "${hp##*:}"; }
 
 # pid from a pid file if that process is alive, else nothing.
 live_pid() {
@@ -85,6 +91,17 @@ wait_until() {
     fi
     sleep 1
   done
+}
+
+# As root: the unprivileged system user that runs Elasticsearch and PostgreSQL.
+ensure_run_user() {
+  id "$RUN_USER" >/dev/null 2>&1 ||
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$RUN_USER"
+}
+
+# "$@" as $RUN_USER when this script runs as root, else as the caller.
+as_run_user() {
+  if [[ $(id -u) == 0 ]]; then runuser -u "$RUN_USER" -- "$@"; else "$@"; fi
 }
 
 # The JDK that `java` on PATH belongs to (the integ-test zip has no bundled JDK).
@@ -155,10 +172,9 @@ EOF
   mkdir -p "$dir/tmp"
   rm -f "$dir/pid"
   if [[ $(id -u) == 0 ]]; then
-    id "$ES_USER" >/dev/null 2>&1 ||
-      useradd --system --no-create-home --shell /usr/sbin/nologin "$ES_USER"
-    chown -R "$ES_USER" "$dir"
-    runuser -u "$ES_USER" -- "${env[@]}" "$ES_HOME/bin/elasticsearch" -d -p "$dir/pid" \
+    ensure_run_user
+    chown -R "$RUN_USER" "$dir"
+    runuser -u "$RUN_USER" -- "${env[@]}" "$ES_HOME/bin/elasticsearch" -d -p "$dir/pid" \
       >"$dir/start.log" 2>&1 || { cat "$dir/start.log" >&2; die "Elasticsearch did not start"; }
   else
     "${env[@]}" "$ES_HOME/bin/elasticsearch" -d -p "$dir/pid" >"$dir/start.log" 2>&1 ||
@@ -207,6 +223,56 @@ milvus_start() {
   echo $! >"$dir/pid"
 }
 
+# ---- PostgreSQL (the manifest) -----------------------------------------------------------------
+
+# The newest PostgreSQL server binaries: Debian's layout first, then PATH.
+pg_bindir() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [[ -z $dir && -n $(command -v pg_ctl) ]] && dir=$(dirname "$(readlink -f "$(command -v pg_ctl)")")
+  [[ -n $dir && -x $dir/postgres ]] && echo "$dir"
+}
+
+pg_install() {
+  pg_bindir >/dev/null && return
+  [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null ||
+    die "PostgreSQL not found: install Debian's postgresql package (apt-get install postgresql)"
+  log "installing PostgreSQL (Debian package)"
+  apt-get install -y -q --no-install-recommends postgresql >"$RUN_DIR/apt.log" 2>&1 ||
+    { tail -n 20 "$RUN_DIR/apt.log" >&2; die "apt-get install postgresql failed"; }
+}
+
+pg_user() { local u=${PG_URL#*://}; u=${u%%@*}; echo "${u%%:*}"; }
+pg_database() { echo "${PG_URL##*/}"; }
+
+pg_healthy() {
+  "$(pg_bindir)/pg_isready" -q -h "$(host_of "$PG_URL")" -p "$(port_of "$PG_URL")"
+}
+
+pg_start() {
+  local dir=$RUN_DIR/postgres bin
+  if live_pid "$dir/pid" >/dev/null; then return; fi
+  pg_install
+  bin=$(pg_bindir)
+  mkdir -p "$dir"
+  [[ $(id -u) == 0 ]] && { ensure_run_user; chown -R "$RUN_USER" "$dir"; }
+  if [[ ! -f $dir/data/PG_VERSION ]]; then
+    as_run_user "$bin/initdb" -D "$dir/data" -U "$(pg_user)" --auth=trust -E UTF8 --no-locale \
+      >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+  fi
+  # A test engine: durability settings off (the tests never crash PostgreSQL itself).
+  as_run_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t "$TIMEOUT" start \
+    -o "-h $(host_of "$PG_URL") -p $(port_of "$PG_URL") -k $dir -c fsync=off \
+        -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=64MB" \
+    >"$dir/start.log" 2>&1 || { cat "$dir/start.log" "$dir/postgres.log" >&2
+                                die "PostgreSQL did not start"; }
+  head -n 1 "$dir/data/postmaster.pid" >"$dir/pid"
+  as_run_user "$bin/psql" -q -h "$dir" -p "$(port_of "$PG_URL")" -U "$(pg_user)" -d postgres \
+    -tc "SELECT 1 FROM pg_database WHERE datname = '$(pg_database)'" | grep -q 1 ||
+    as_run_user "$bin/createdb" -h "$dir" -p "$(port_of "$PG_URL")" -U "$(pg_user)" \
+      "$(pg_database)"
+}
+
 # ---- commands -----------------------------------------------------------------------------------
 
 start() {
@@ -216,6 +282,7 @@ start() {
   es_start
   neo4j_start
   milvus_start
+  pg_start
   if [[ -f $RUN_DIR/elasticsearch/pid ]]; then
     wait_until "$RUN_DIR/elasticsearch/pid" Elasticsearch \
       "$RUN_DIR/elasticsearch/logs/kbflow-test.log" es_healthy
@@ -226,7 +293,8 @@ start() {
   wait_until "$RUN_DIR/neo4j/pid" Neo4j "$RUN_DIR/neo4j/neo4j.log" neo4j_healthy
   log "Neo4j healthy after $((SECONDS - began))s"
   wait_until "$RUN_DIR/milvus/pid" Milvus "$RUN_DIR/milvus/milvus.log" milvus_healthy
-  log "all engines healthy after $((SECONDS - began))s: $ES_URL $NEO4J_URI $MILVUS_URI"
+  wait_until "$RUN_DIR/postgres/pid" PostgreSQL "$RUN_DIR/postgres/postgres.log" pg_healthy
+  log "all engines healthy after $((SECONDS - began))s: $ES_URL $NEO4J_URI $MILVUS_URI $PG_URL"
 }
 
 stop_one() {
@@ -249,6 +317,7 @@ stop() {
   stop_one Elasticsearch "$RUN_DIR/elasticsearch/pid"
   stop_one Neo4j "$RUN_DIR/neo4j/pid"
   stop_one Milvus "$RUN_DIR/milvus/pid"
+  stop_one PostgreSQL "$RUN_DIR/postgres/pid"
 }
 
 status_one() {
@@ -268,6 +337,7 @@ status() {
   status_one elasticsearch "$RUN_DIR/elasticsearch/pid" "$ES_URL" es_healthy
   status_one neo4j "$RUN_DIR/neo4j/pid" "$NEO4J_URI" neo4j_healthy
   status_one milvus "$RUN_DIR/milvus/pid" "$MILVUS_URI" milvus_healthy
+  status_one postgres "$RUN_DIR/postgres/pid" "$PG_URL" pg_healthy
 }
 
 case ${1:-} in

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 def open_generation(settings: Settings, generation: str) -> Stores:
     """The embedded stores of one generation, with the model and dimension it was built with."""
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     record = manifest.get_generation(generation)
     manifest.close()
     if record is None or record.dimension is None:
@@ -37,7 +37,7 @@ def delete_documents(settings: Settings, doc_ids: list[str], reason: str,
     The tombstone is committed first: if cleanup fails or the process dies, the documents stay
     invisible and the next run retries the cleanup. Returns (tombstoned, cleaned) version keys.
     """
-    manifest = ManifestStore(settings.manifest_path)
+    manifest = ManifestStore(settings.manifest)
     try:
         tombstoned = [version_key(*key) for doc_id in doc_ids
                       for key in manifest.tombstone(doc_id, None, reason, run_id)]

@@ -1,4 +1,7 @@
-"""SQLite manifest: generations, the document-version state machine, published chunks, tombstones.
+"""The manifest: generations, the document-version state machine, published chunks, tombstones.
+
+It lives in a SQLite file (embedded profile) or in PostgreSQL (a postgresql:// URL, for many
+workers on many hosts); the SQL is the same on both (`ingest/manifest/sql.py`).
 
 Every state change is one transaction that also appends to `transitions`, so a run killed at any
 point leaves a state it can resume from. The chunk records of a version are replaced in the same
@@ -12,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -22,6 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ingest.diff import Published, fingerprint
+from ingest.manifest.sql import Connection, connect
 from ingest.models import Chunk, DocumentMeta, State, version_key
 
 # Forward path of a healthy version; FAILED and TOMBSTONED can be entered from anywhere.
@@ -94,11 +97,9 @@ def _now() -> str:
 
 
 class ManifestStore:
-    def __init__(self, path: Path, generation: str | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+    def __init__(self, location: str | Path, generation: str | None = None) -> None:
+        """`location`: a SQLite file path or a postgresql:// URL (Settings.manifest)."""
+        self._db = connect(location)
         self._migrate()
         serving = self.serving()
         self.generation: str | None = generation or (serving.generation if serving else None)
@@ -107,27 +108,31 @@ class ManifestStore:
         self._db.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+    def _tx(self) -> Iterator[Connection]:
+        self._db.begin()
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._db.rollback()
             raise
-        self._db.execute("COMMIT")
+        self._db.commit()
 
     def _migrate(self) -> None:
-        self._db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)")
-        done = {r[0] for r in self._db.execute("SELECT name FROM schema_migrations")}
-        folder = resources.files("manifests") / "sqlite"
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".sql") and entry.name not in done:
+        """Apply the migrations in manifests/sql/ not applied yet, in one transaction under the
+        writer lock, so processes opening a new manifest at once apply them once."""
+        scripts = sorted((e for e in (resources.files("manifests") / "sql").iterdir()
+                          if e.name.endswith(".sql")), key=lambda e: e.name)
+        with self._tx() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)")
+            done = {r[0] for r in db.execute("SELECT name FROM schema_migrations")}
+            for entry in scripts:
+                if entry.name in done:
+                    continue
                 script = re.sub(r"--[^\n]*", "", entry.read_text(encoding="utf-8"))
-                with self._tx() as db:
-                    for statement in script.split(";"):
-                        if statement.strip():
-                            db.execute(statement)
-                    db.execute("INSERT INTO schema_migrations VALUES (?)", (entry.name,))
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT INTO schema_migrations VALUES (?)", (entry.name,))
 
     @property
     def _gen(self) -> str:
@@ -360,7 +365,7 @@ class ManifestStore:
         )
         return [version_key(r[0], r[1]) for r in rows]
 
-    def _state(self, db: sqlite3.Connection, doc_id: str, version_id: str) -> State:
+    def _state(self, db: Connection, doc_id: str, version_id: str) -> State:
         row = db.execute(
             "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
             (self._gen, doc_id, version_id),
@@ -369,7 +374,7 @@ class ManifestStore:
             raise TransitionError(f"{doc_id}@{version_id} has no manifest entry")
         return State(row[0])
 
-    def _log(self, db: sqlite3.Connection, doc_id: str, version_id: str, state: State,
+    def _log(self, db: Connection, doc_id: str, version_id: str, state: State,
              reason: str | None, run_id: str, at: str) -> None:
         db.execute(
             "INSERT INTO transitions VALUES (?,?,?,?,?,?,?)",
@@ -393,7 +398,7 @@ class ManifestStore:
             keys = [(r[0], r[1]) for r in rows]
             for doc, version in keys:
                 db.execute(
-                    "INSERT OR IGNORE INTO tombstones VALUES (?,?,?,?,NULL)",
+                    "INSERT INTO tombstones VALUES (?,?,?,?,NULL) ON CONFLICT DO NOTHING",
                     (doc, version, reason, now),
                 )
                 db.execute(
@@ -431,7 +436,7 @@ class ManifestStore:
         return self._tombstoned(self._db, doc_id, version_id)
 
     @staticmethod
-    def _tombstoned(db: sqlite3.Connection, doc_id: str, version_id: str) -> bool:
+    def _tombstoned(db: Connection, doc_id: str, version_id: str) -> bool:
         row = db.execute(
             "SELECT 1 FROM tombstones WHERE doc_id=? AND version_id=?", (doc_id, version_id)
         ).fetchone()
@@ -488,7 +493,10 @@ class ManifestStore:
 
     def start_run(self, run_id: str, source: str) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO runs (run_id, source, generation, started_at) VALUES (?,?,?,?)",
+            """INSERT INTO runs (run_id, source, generation, started_at) VALUES (?,?,?,?)
+               ON CONFLICT (run_id) DO UPDATE SET source=excluded.source,
+                   generation=excluded.generation, started_at=excluded.started_at,
+                   finished_at=NULL, summary=NULL""",
             (run_id, source, self.generation, _now()),
         )
 
@@ -509,7 +517,7 @@ def _iso(value: date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _record(row: sqlite3.Row) -> DocumentRecord:
+def _record(row) -> DocumentRecord:
     data = dict(row)
     data["acl"] = json.loads(data["acl"] or "[]")
     data["duplicate_paths"] = json.loads(data["duplicate_paths"] or "[]")
@@ -517,7 +525,7 @@ def _record(row: sqlite3.Row) -> DocumentRecord:
     return DocumentRecord.model_validate(data)
 
 
-def _generation(row: sqlite3.Row) -> Generation:
+def _generation(row) -> Generation:
     data = dict(row)
     data["gate_report"] = json.loads(data["gate_report"]) if data["gate_report"] else None
     return Generation.model_validate(data)

@@ -104,7 +104,7 @@ class Searcher:
 
     def __init__(self, settings: Settings, generation: str | None = None) -> None:
         self._settings = settings
-        self._manifest = ManifestStore(settings.manifest_path, generation)
+        self._manifest = ManifestStore(settings.manifest, generation)
         name = self._manifest.generation
         record = self._manifest.get_generation(name) if name else None
         self._ready = record is not None and record.dimension is not None

@@ -1,4 +1,5 @@
--- kbflow manifest, version 1.
+-- kbflow manifest, version 1. Portable SQL: the same file migrates SQLite and PostgreSQL (dates
+-- and JSON stay TEXT, so both return the same values to ingest/manifest/store.py).
 --
 -- generations: one row per generation of physical store collections (full rebuilds write a new
 --   one beside the serving one; rollback re-points to an older one).

@@ -1,0 +1,128 @@
+"""One connection API over SQLite and PostgreSQL, so the manifest's SQL is written once.
+
+The manifest writes portable SQL (ON CONFLICT upserts, coalesce, TEXT columns) with `?`
+placeholders; the PostgreSQL connection rewrites them to psycopg's `%s`. Rows answer both
+`row[0]` and `row["name"]`, as sqlite3.Row does. A write transaction takes the database's one
+writer lock (SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock), so the
+read-check-write steps of the state machine never interleave between processes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+# pg_advisory_xact_lock key of manifest writers ("kbflow" in ASCII).
+_WRITE_LOCK = 0x6B62666C6F77
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Any: ...
+
+
+class Connection(Protocol):
+    dialect: str
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+    def begin(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def is_postgres(location: str | Path) -> bool:
+    return str(location).startswith(_POSTGRES_SCHEMES)
+
+
+def connect(location: str | Path) -> Connection:
+    """A PostgreSQL URL (postgresql://user@host/db) or the path of a SQLite file."""
+    return PostgresConnection(str(location)) if is_postgres(location) else SqliteConnection(
+        Path(location))
+
+
+class SqliteConnection:
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        return self._db.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._db.executemany(sql, rows)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Row(tuple):
+    """A result row readable by position and by column name."""
+
+    _names: tuple[str, ...]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return super().__getitem__(self._names.index(key))
+        return super().__getitem__(key)
+
+    def keys(self) -> tuple[str, ...]:
+        return self._names
+
+
+def _row_factory(cursor: Any) -> Any:
+    names = tuple(column.name for column in cursor.description or ())
+
+    def make(values: Sequence[Any]) -> Row:
+        row = Row(values)
+        row._names = names
+        return row
+
+    return make
+
+
+class PostgresConnection:
+    dialect = "postgres"
+
+    def __init__(self, url: str) -> None:
+        import psycopg  # only the servers profile needs it
+
+        self._db = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        return self._db.execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._db.cursor() as cursor:
+            cursor.executemany(sql.replace("?", "%s"), rows)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN")
+        self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._db.close()
