@@ -124,6 +124,12 @@ class EventStore:
             db.executemany("UPDATE events SET flow_run_id=?, dispatched_at=? WHERE id=?",
                            [(flow_run_id, time.time(), i) for i in ids])
 
+    def prune(self, received_before: float) -> int:
+        """Delete dispatched events received before then; pending ones always stay."""
+        with closing(self._connect()) as db:
+            return db.execute("DELETE FROM events WHERE dispatched_at IS NOT NULL "
+                              "AND received_at < ?", (received_before,)).rowcount
+
     def counts(self) -> dict[str, int]:
         with closing(self._connect()) as db:
             row = db.execute("SELECT count(*) - count(dispatched_at), count(dispatched_at) "
@@ -143,12 +149,15 @@ def coalesce(events: list[tuple[int, str, str, float]]) -> tuple[list[str], list
 
 
 class Dispatcher:
-    """Debounces pending events into one trigger call and retries with backoff on failure."""
+    """Debounces pending events into one trigger call and retries with backoff on failure;
+    prunes dispatched events older than `keep` seconds."""
 
-    def __init__(self, store: EventStore, trigger: Trigger, debounce: float) -> None:
+    def __init__(self, store: EventStore, trigger: Trigger, debounce: float,
+                 keep: float) -> None:
         self.store = store
         self.trigger = trigger
         self.debounce = debounce
+        self.keep = keep
         self.failures = 0
         self.last_error: str | None = None
         self._retry_at = 0.0
@@ -174,6 +183,7 @@ class Dispatcher:
             return None
         self.failures, self.last_error, self._retry_at = 0, None, 0.0
         self.store.mark_dispatched([e[0] for e in events], run_id)
+        self.store.prune(now - self.keep)
         log.info("started flow run %s: %d changed, %d deleted", run_id, len(changed),
                  len(deleted))
         return run_id
@@ -205,8 +215,10 @@ def create_app(settings: Settings, trigger: Trigger | None = None,
     if not settings.webhook_secret:
         raise ValueError("set KBFLOW_WEBHOOK_SECRET: unsigned webhooks are refused")
     store = EventStore(settings.data_dir / "webhook_events.db")
+    # An event's signature must stay on record while its timestamp could still be replayed.
+    keep = max(settings.webhook_keep_days * 86400, settings.webhook_max_age_seconds)
     dispatcher = Dispatcher(store, trigger or deployment_trigger(settings.webhook_deployment),
-                            settings.webhook_debounce_seconds)
+                            settings.webhook_debounce_seconds, keep)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

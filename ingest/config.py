@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     webhook_debounce_seconds: float = Field(2.0, description="events are sent on once none has "
                                             "arrived for this long (or the oldest waited 10×)")
     webhook_max_age_seconds: float = Field(300, description="older signed timestamps are replays")
+    webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
+                                     "long (never within the replay window)")
     webhook_deployment: str = "kbflow-incremental/incremental"
 
     @property

@@ -15,7 +15,15 @@ import httpx
 import pytest
 import uvicorn
 
-from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, EventStore, create_app, sign
+from flows.webhook import (
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    ChangeEvent,
+    Dispatcher,
+    EventStore,
+    create_app,
+    sign,
+)
 from ingest.config import Settings
 
 SECRET = "test-secret"
@@ -156,6 +164,27 @@ def test_a_burst_is_debounced_into_one_run_with_the_last_event_per_uri(
         wait_for(lambda: len(trigger.calls) == 2)
     assert trigger.calls[0] == (["/d/a.md", "/d/c.md"], ["/d/b.md"])
     assert trigger.calls[1] == (["/d/a.md"], [])
+
+
+def test_dispatched_events_are_pruned_after_the_retention(hook_settings: Settings) -> None:
+    """The outbox does not grow forever: each dispatch deletes the dispatched events received
+    before the retention window; a pending event is never deleted, however old."""
+    outbox, now = store(hook_settings), time.time()
+    trigger = Recorder()
+    dispatcher = Dispatcher(outbox, trigger, debounce=0.3, keep=3600)
+    outbox.add(ChangeEvent(type="updated", uri="/d/old.md"), "sig-old", now - 7200)
+    outbox.add(ChangeEvent(type="updated", uri="/d/recent.md"), "sig-recent", now - 60)
+    assert dispatcher.tick(now) == "run-1"
+    assert outbox.counts() == {"pending": 0, "dispatched": 1}  # old.md's record is gone
+
+    trigger.down = True
+    outbox.add(ChangeEvent(type="deleted", uri="/d/stuck.md"), "sig-stuck", now - 7200)
+    assert dispatcher.tick(now) is None
+    assert outbox.prune(now) == 1  # recent.md; stuck.md is pending
+    assert outbox.counts() == {"pending": 1, "dispatched": 0}
+    trigger.down = False
+    assert dispatcher.tick(now + 60) == "run-2"
+    assert trigger.calls == [(["/d/old.md", "/d/recent.md"], []), ([], ["/d/stuck.md"])]
 
 
 def test_the_receiver_refuses_to_start_without_a_secret(tmp_path: Path) -> None:
