@@ -99,3 +99,20 @@ def test_dockerfile_installs_the_project() -> None:
     copied = {src for line in lines if line.startswith("COPY") for src in line.split()[1:-1]}
     # pyproject.toml names README.md as the readme: `pip install .` fails without it.
     assert {"ingest", "flows", "manifests", "pyproject.toml", "README.md"} <= copied
+
+
+def test_env_example_lists_every_setting_with_its_default(monkeypatch) -> None:
+    """.env.example is the settings reference: every KBFLOW_* setting at its default, or
+    commented out with an example value when it is unset by default."""
+    lines = (DEPLOY.parent / ".env.example").read_text(encoding="utf-8").splitlines()
+    listed = dict(line.split("=", 1) for line in lines if line.startswith("KBFLOW_"))
+    examples = [line[2:].split("=", 1)[0] for line in lines if line.startswith("# KBFLOW_")]
+    assert sorted([*listed, *examples]) == sorted(
+        f"KBFLOW_{name.upper()}" for name in Settings.model_fields)
+    for var in [*listed, *examples]:
+        monkeypatch.delenv(var, raising=False)
+    defaults = Settings(_env_file=None)
+    assert all(getattr(defaults, var[7:].lower()) is None for var in examples)
+    for var, value in listed.items():
+        monkeypatch.setenv(var, value)  # read as the environment variable it documents
+    assert Settings(_env_file=None) == defaults
