@@ -155,19 +155,20 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.manifest import ManifestStore
+    from ingest.manifest import ManifestExport, ManifestStore
 
     manifest = ManifestStore(settings.manifest)
     try:
         records = manifest.documents()
         last = manifest.last_run()
+        generation = manifest.generation
     finally:
         manifest.close()
     counts = dict(sorted(Counter(str(r.state) for r in records).items()))
     if args.json:
-        payload = {"documents": [r.model_dump(mode="json") for r in records], "counts": counts,
-                   "last_run": last}
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        export = ManifestExport(generation=generation, documents=records, counts=counts,
+                                last_run=last)
+        print(export.model_dump_json(indent=2))
         return 0
     table = Table(title=f"kbflow status ({settings.data_dir})")
     for column in ("doc_id", "version", "state", "chunks", "effective", "title", "reason"):

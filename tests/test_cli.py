@@ -9,7 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests_support import SAMPLE_DOCS
+import jsonschema
+from tests_support import REPO, SAMPLE_DOCS
+
+from ingest.manifest import ManifestExport
+
+EXPORT_SCHEMA = REPO / "manifests" / "export.schema.json"
 
 
 def kbflow(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
@@ -38,8 +43,12 @@ def test_ingest_status_search_round_trip(tmp_path: Path) -> None:
 
     status = kbflow("status", "--json", data=data)
     assert status.returncode == 0, status.stderr
-    states = {d["doc_id"]: d["state"] for d in json.loads(status.stdout)["documents"]}
+    export = json.loads(status.stdout)
+    jsonschema.validate(export, json.loads(EXPORT_SCHEMA.read_text(encoding="utf-8")))
+    states = {d["doc_id"]: d["state"] for d in export["documents"]}
     assert states == {"leave_policy": "READY", "notes": "FAILED"}
+    assert export["generation"] == "g1" and export["counts"] == {"FAILED": 1, "READY": 1}
+    assert export["last_run"]["summary"]["embedded"] == summary["embedded"]
 
     found = kbflow("search", "婚假有几天", "--json", "--k", "3", data=data)
     assert found.returncode == 0, found.stderr
@@ -49,3 +58,9 @@ def test_ingest_status_search_round_trip(tmp_path: Path) -> None:
 
     table = kbflow("status", data=data)
     assert "leave_policy" in table.stdout and "READY" in table.stdout
+
+
+def test_the_export_schema_file_matches_the_model() -> None:
+    """manifests/export.schema.json is what other tools validate `status --json` against."""
+    assert EXPORT_SCHEMA.read_text(encoding="utf-8") == ManifestExport.schema_text(), \
+        "run: python scripts/write_manifest_schema.py"

@@ -92,6 +92,23 @@ class DocumentRecord(BaseModel):
         )
 
 
+class ManifestExport(BaseModel):
+    """The manifest as `kbflow status --json` prints it, for other tools to read; its JSON
+    Schema is manifests/export.schema.json (`python scripts/write_manifest_schema.py`)."""
+
+    generation: str | None
+    documents: list[DocumentRecord]
+    counts: dict[str, int]  # versions per state
+    last_run: dict | None  # the newest finished run and its summary
+
+    @classmethod
+    def schema_text(cls) -> str:
+        """The JSON Schema document, as manifests/export.schema.json holds it."""
+        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                  **cls.model_json_schema()}
+        return json.dumps(schema, ensure_ascii=False, indent=2) + "\n"
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
