@@ -10,7 +10,8 @@
 # Environment (defaults in brackets):
 #   KBFLOW_ES_URL [http://127.0.0.1:9200]  KBFLOW_NEO4J_URI [bolt://127.0.0.1:7687]
 #   KBFLOW_MILVUS_URI [http://127.0.0.1:19530]
-#   KBFLOW_PG_URL [postgresql://kbflow@127.0.0.1:5432/kbflow] (trust authentication, loopback)
+#   KBFLOW_PG_URL [postgresql://kbflow@127.0.0.1:55432/kbflow] (trust authentication, loopback;
+#                 not 5432, where a system PostgreSQL may already listen)
 #   KBFLOW_ENGINES_DIR   runtime dir: data, logs, pid files [/tmp/kbflow-engines]
 #   KBFLOW_ENGINES_CACHE unpacked engines [~/.cache/kbflow/engines; /var/cache/... as root]
 #   KBFLOW_ES_VERSION [8.19.21]  KBFLOW_ENGINES_TIMEOUT seconds per engine [300]
@@ -40,7 +41,7 @@ ES_VERSION=${KBFLOW_ES_VERSION:-8.19.21}
 ES_URL=${KBFLOW_ES_URL:-http://127.0.0.1:9200}
 NEO4J_URI=${KBFLOW_NEO4J_URI:-bolt://127.0.0.1:7687}
 MILVUS_URI=${KBFLOW_MILVUS_URI:-http://127.0.0.1:19530}
-PG_URL=${KBFLOW_PG_URL:-postgresql://kbflow@127.0.0.1:5432/kbflow}
+PG_URL=${KBFLOW_PG_URL:-postgresql://kbflow@127.0.0.1:55432/kbflow}
 TIMEOUT=${KBFLOW_ENGINES_TIMEOUT:-300}
 RUN_USER=${KBFLOW_ENGINES_USER:-kbflow}
 PYTHON=${KBFLOW_PYTHON:-$REPO/.venv/bin/python}
@@ -238,7 +239,8 @@ pg_install() {
   [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null ||
     die "PostgreSQL not found: install Debian's postgresql package (apt-get install postgresql)"
   log "installing PostgreSQL (Debian package)"
-  apt-get install -y -q --no-install-recommends postgresql >"$RUN_DIR/apt.log" 2>&1 ||
+  { apt-get update -q && apt-get install -y -q --no-install-recommends postgresql; } \
+    >"$RUN_DIR/apt.log" 2>&1 ||
     { tail -n 20 "$RUN_DIR/apt.log" >&2; die "apt-get install postgresql failed"; }
 }
 
