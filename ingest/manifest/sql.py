@@ -1,10 +1,11 @@
 """One connection API over SQLite and PostgreSQL, so the manifest's SQL is written once.
 
 The manifest writes portable SQL (ON CONFLICT upserts, coalesce, TEXT columns) with `?`
-placeholders; the PostgreSQL connection rewrites them to psycopg's `%s`. Rows answer both
-`row[0]` and `row["name"]`, as sqlite3.Row does. A write transaction takes the database's one
-writer lock (SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock), so the
-read-check-write steps of the state machine never interleave between processes.
+placeholders; the PostgreSQL connection rewrites them to psycopg's `%s` (so the manifest's SQL
+holds no literal `?` or `%`). Rows answer both `row[0]` and `row["name"]`, as sqlite3.Row does.
+A write transaction takes the database's one writer lock (SQLite's BEGIN IMMEDIATE; on
+PostgreSQL a transaction-scoped advisory lock), so the read-check-write steps of the state
+machine never interleave between processes.
 """
 
 from __future__ import annotations
