@@ -26,30 +26,39 @@ class Cursor(Protocol):
     def __iter__(self) -> Any: ...
 
 
-class Connection(Protocol):
-    dialect: str
+class Connection:
+    """What the manifest needs of a database: statements, and write transactions."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
-    def begin(self) -> None: ...
-    def commit(self) -> None: ...
-    def rollback(self) -> None: ...
-    def close(self) -> None: ...
+    _db: Any  # the driver's connection, in autocommit mode: transactions are explicit
 
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        raise NotImplementedError
 
-def is_postgres(location: str | Path) -> bool:
-    return str(location).startswith(_POSTGRES_SCHEMES)
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def begin(self) -> None:
+        """Start a write transaction holding the writer lock."""
+        raise NotImplementedError
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def connect(location: str | Path) -> Connection:
     """A PostgreSQL URL (postgresql://user@host/db) or the path of a SQLite file."""
-    return PostgresConnection(str(location)) if is_postgres(location) else SqliteConnection(
-        Path(location))
+    if str(location).startswith(_POSTGRES_SCHEMES):
+        return PostgresConnection(str(location))
+    return SqliteConnection(Path(location))
 
 
-class SqliteConnection:
-    dialect = "sqlite"
-
+class SqliteConnection(Connection):
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
@@ -64,15 +73,6 @@ class SqliteConnection:
 
     def begin(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
-
-    def commit(self) -> None:
-        self._db.execute("COMMIT")
-
-    def rollback(self) -> None:
-        self._db.execute("ROLLBACK")
-
-    def close(self) -> None:
-        self._db.close()
 
 
 class Row(tuple):
@@ -100,11 +100,9 @@ def _row_factory(cursor: Any) -> Any:
     return make
 
 
-class PostgresConnection:
-    dialect = "postgres"
-
+class PostgresConnection(Connection):
     def __init__(self, url: str) -> None:
-        import psycopg  # only the servers profile needs it
+        import psycopg  # only a PostgreSQL manifest needs it
 
         self._db = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
 
@@ -118,12 +116,3 @@ class PostgresConnection:
     def begin(self) -> None:
         self._db.execute("BEGIN")
         self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-
-    def commit(self) -> None:
-        self._db.execute("COMMIT")
-
-    def rollback(self) -> None:
-        self._db.execute("ROLLBACK")
-
-    def close(self) -> None:
-        self._db.close()
