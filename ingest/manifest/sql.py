@@ -11,6 +11,7 @@ machine never interleave between processes.
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,20 +27,20 @@ class Cursor(Protocol):
     def __iter__(self) -> Any: ...
 
 
-class Connection:
+class Connection(ABC):
     """What the manifest needs of a database: statements, and write transactions."""
 
     _db: Any  # the driver's connection, in autocommit mode: transactions are explicit
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        raise NotImplementedError
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
 
+    @abstractmethod
     def begin(self) -> None:
         """Start a write transaction holding the writer lock."""
-        raise NotImplementedError
 
     def commit(self) -> None:
         self._db.execute("COMMIT")
