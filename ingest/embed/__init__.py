@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_MODEL", "Embedder", "Embedding", "TokenCounter", "resolve_mo
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "bge-small-zh-v1.5"
+DEFAULT_MODEL = "bge-small-zh-v1.5-q"
 
 
 class Embedding(BaseModel):
