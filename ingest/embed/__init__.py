@@ -99,7 +99,7 @@ class Embedder:
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> tuple[dict[str, Embedding], int]:
         """Vectors for the chunks' prefixed text; returns them and how many were computed."""
-        cached = self._cached({c.content_hash for c in chunks})
+        cached = self.cached({c.content_hash for c in chunks})
         missing: dict[str, str] = {}
         for c in chunks:
             if c.content_hash not in cached:
@@ -117,7 +117,8 @@ class Embedder:
             cached.update(fresh)
         return {c.chunk_id: cached[c.content_hash] for c in chunks}, len(missing)
 
-    def _cached(self, hashes: set[str]) -> dict[str, Embedding]:
+    def cached(self, hashes: set[str]) -> dict[str, Embedding]:
+        """Vectors already computed for these content hashes (search reads them for scoring)."""
         found: dict[str, Embedding] = {}
         ordered = sorted(hashes)
         for start in range(0, len(ordered), 500):

@@ -188,7 +188,8 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
 
 
 class RetrieverReports(BaseModel):
-    """One report per retriever (BM25 alone, dense alone, hybrid) over the same cases."""
+    """One report per retriever (BM25 alone, dense alone, plain hybrid, final) over the same
+    cases."""
 
     k: int
     retrievers: dict[str, EvalReport]
@@ -196,16 +197,16 @@ class RetrieverReports(BaseModel):
 
 @contextmanager
 def hybrid_search_fn(settings: Settings, generation: str | None = None,
-                     mode: str = "hybrid") -> Iterator[SearchFn]:
-    """A search function over the serving (or the given) generation: hybrid BM25 + dense as
-    `kbflow search` (or one path alone), with the configured default tenant and groups."""
+                     mode: str = "final") -> Iterator[SearchFn]:
+    """A search function over the serving (or the given) generation: what `kbflow search`
+    does (or one retriever alone), with the configured default tenant and groups."""
     with retriever_fns(settings, generation, (mode,)) as fns:
         yield fns[mode]
 
 
 @contextmanager
 def retriever_fns(settings: Settings, generation: str | None = None,
-                  modes: Sequence[str] = ("bm25", "dense", "hybrid"),
+                  modes: Sequence[str] = ("bm25", "dense", "hybrid", "final"),
                   ) -> Iterator[dict[str, SearchFn]]:
     """Search functions for several retrievers sharing one open index and one loaded model."""
     from ingest.search import Searcher
@@ -226,7 +227,8 @@ def retriever_fns(settings: Settings, generation: str | None = None,
 
 
 def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5,
-                       modes: Sequence[str] = ("bm25", "dense", "hybrid")) -> RetrieverReports:
+                       modes: Sequence[str] = ("bm25", "dense", "hybrid", "final"),
+                       ) -> RetrieverReports:
     with retriever_fns(settings, modes=modes) as fns:
         return RetrieverReports(
             k=k, retrievers={mode: evaluate(cases, fn, k) for mode, fn in fns.items()},

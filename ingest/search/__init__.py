@@ -5,7 +5,7 @@ the business date. The dense path joins only when the embedding model can read t
 share of its tokens that the model's own vocabulary knows reaches the configured coverage) and
 only over chunks it can read. The default bge-small-zh model reads Chinese and English alike; an
 English-only model (all-MiniLM) sees Chinese as [UNK], and its noise would push BM25's correct
-hits down. `mode` runs one path alone, so evaluation can judge each retriever by itself.
+hits down. `mode` runs one path alone, or plain RRF, so evaluation can judge each step.
 """
 
 from __future__ import annotations
@@ -13,12 +13,22 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel
+import numpy as np
+from pydantic import BaseModel, Field
 
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import SearchFilter
+from ingest.search.confidence import ABSTAIN_BELOW, Signals, confidence, term_cover
+from ingest.search.fusion import (
+    Identifiers,
+    exact_matches,
+    identifiers,
+    is_english,
+    order,
+    rrf,
+)
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 
@@ -36,12 +46,20 @@ class SearchResult(BaseModel):
     prefix: str
     text: str
     score: float
+    confidence: float = Field(description="calibrated probability that this result answers")
+    exact_match: bool = Field(description="carries an identifier the query names")
     bm25_rank: int | None
     dense_rank: int | None
+    signals: Signals
 
 
-Retriever = Literal["hybrid", "bm25", "dense"]
-RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "hybrid")
+# bm25 / dense: one path alone; hybrid: both, equal-weight RRF; final: what `kbflow search` does
+# (language-aware weights, exact identifiers first). Evaluation compares all four.
+Retriever = Literal["bm25", "dense", "hybrid", "final"]
+RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "hybrid", "final")
+# Weighted RRF: the dense model (bge-small-zh) reads Chinese well, English poorly.
+WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0}
+WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25}
 
 
 class SearchResponse(BaseModel):
@@ -51,6 +69,9 @@ class SearchResponse(BaseModel):
     as_of: date
     dense_used: bool
     query_coverage: float
+    identifiers: Identifiers
+    abstained: bool = Field(description="no result is likely to answer the query; the results "
+                            "are still returned so a caller can choose")
     results: list[SearchResult]
 
 
@@ -67,41 +88,53 @@ def hybrid_search(
     k: int = 5,
     rrf_k: int = 60,
     min_coverage: float = 0.7,
-    mode: Retriever = "hybrid",
+    mode: Retriever = "final",
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
     )
     depth = max(k * 4, 20)
-    bm25 = lexical.search(query, flt, depth) if mode != "dense" else []
+    ranked: dict[str, list[str]] = {}
+    if mode != "dense":
+        ranked["bm25"] = [h.chunk_id for h in lexical.search(query, flt, depth)]
     encoded = embedder.encode_query(query)
     dense_used = mode != "bm25" and encoded.coverage >= min_coverage
-    dense = vectors.search(encoded.values, flt, depth, min_coverage) if dense_used else []
-
-    ranks: dict[str, dict[str, int]] = {}
-    for path, hits in (("bm25", bm25), ("dense", dense)):
-        for rank, hit in enumerate(hits, start=1):
-            ranks.setdefault(hit.chunk_id, {})[path] = rank
-    fused = sorted(
-        ranks.items(),
-        key=lambda item: (-sum(1 / (rrf_k + r) for r in item[1].values()), item[0]),
-    )
-    chunks = manifest.chunks(chunk_id for chunk_id, _ in fused[: k * 2])
+    if dense_used:
+        hits = vectors.search(encoded.values, flt, depth, min_coverage)
+        ranked["dense"] = [h.chunk_id for h in hits]
+    final = mode == "final"
+    weights = {} if not final else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE
+    scores = rrf(ranked, weights, rrf_k)
     # A version republished between the store query and this read is skipped, not half-shown.
-    fused = [(chunk_id, path_ranks) for chunk_id, path_ranks in fused if chunk_id in chunks][:k]
+    chunks = manifest.chunks(scores)
+    ids = identifiers(query)
+    exact = {c: exact_matches(ids, chunk.clause_no, chunk.text) for c, chunk in chunks.items()}
+    top = [c for c in order(scores, exact if final else {}) if c in chunks][:k]
+    ranks = {path: {c: r for r, c in enumerate(ids_, start=1)} for path, ids_ in ranked.items()}
+    cached = embedder.cached({chunks[c].content_hash for c in top})
+    query_vector = np.asarray(encoded.values, dtype=np.float32)
     results = []
-    for position, (chunk_id, path_ranks) in enumerate(fused, start=1):
+    for position, chunk_id in enumerate(top, start=1):
         chunk = chunks[chunk_id]
+        vector = cached.get(chunk.content_hash)
+        signals = Signals(
+            cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
+            term_cover=term_cover(query, f"{chunk.prefix} {chunk.text}"),
+            both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
+            exact=exact[chunk_id] > 0,
+        )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
-            text=chunk.text, score=sum(1 / (rrf_k + r) for r in path_ranks.values()),
-            bm25_rank=path_ranks.get("bm25"), dense_rank=path_ranks.get("dense"),
+            text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
+            exact_match=signals.exact, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
+            dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
         ))
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
-        query_coverage=round(encoded.coverage, 3), results=results,
+        query_coverage=round(encoded.coverage, 3), identifiers=ids,
+        abstained=all(r.confidence < ABSTAIN_BELOW for r in results), results=results,
     )
 
 
@@ -121,10 +154,11 @@ class Searcher:
                                          record.generation)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
-               k: int = 5, mode: Retriever = "hybrid") -> SearchResponse:
+               k: int = 5, mode: Retriever = "final") -> SearchResponse:
         if not self._ready:
             return SearchResponse(query=query, tenant_id=tenant_id, groups=groups, as_of=as_of,
-                                  dense_used=False, query_coverage=0.0, results=[])
+                                  dense_used=False, query_coverage=0.0,
+                                  identifiers=identifiers(query), abstained=True, results=[])
         return hybrid_search(
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,

@@ -1,0 +1,68 @@
+"""Fusion rules: identifiers in queries, exact matches first, weighted RRF, query language."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ingest.search.fusion import (
+    chinese_number,
+    clause_key,
+    exact_matches,
+    identifiers,
+    is_english,
+    order,
+    rrf,
+)
+
+
+def test_chinese_numerals() -> None:
+    assert [chinese_number(n) for n in ("十", "十二", "二十", "二十三", "一百零五", "7", "甲")] == [
+        10, 12, 20, 23, 105, 7, None]
+
+
+def test_clause_numbers_compare_in_either_form() -> None:
+    assert clause_key("第十二条") == clause_key("第12条") == clause_key("第 1２ 条") == "12"
+    assert clause_key("4.2.2") == "4.2.2"
+    assert clause_key("附则") is None and clause_key(None) is None
+
+
+def test_identifiers_found_in_queries() -> None:
+    ids = identifiers("VPN 报 SEC-3001，按第十二条和 4.2 条处理，超过150元和《审批权限表》怎么办")
+    assert ids.clauses == ["12", "4.2"]
+    assert ids.strings == ["150元", "sec-3001", "《审批权限表》"]
+    assert not identifiers("出差打车超标了还能报吗")
+    assert not identifiers("2026年出差到上海").clauses  # a year is not a clause number
+
+
+def test_exact_matches_count_clause_and_text() -> None:
+    ids = identifiers("第十条规定的打车费是不是150元")
+    assert exact_matches(ids, "第十条", "市内交通费每天不超过150元") == 2
+    assert exact_matches(ids, "第十一条", "市内交通费每天不超过１５０元") == 1  # NFKC
+    assert exact_matches(ids, "第十一条", "住宿费") == 0
+
+
+def test_exact_identifier_outranks_fused_score() -> None:
+    scores = rrf({"bm25": ["a", "b", "c"], "dense": ["b", "a", "c"]}, {}, 60)
+    assert order(scores, {})[:2] in (["a", "b"], ["b", "a"])
+    assert order(scores, {"c": 1})[0] == "c"
+
+
+def test_weights_scale_each_path() -> None:
+    scores = rrf({"bm25": ["a", "b"], "dense": ["b", "a"]}, {"dense": 0.25}, 60)
+    assert scores["a"] > scores["b"]
+
+
+def test_query_language() -> None:
+    assert is_english("Who must approve regular hybrid work?")
+    assert not is_english("VPN 报 SEC-3001 怎么办")
+
+
+def test_identifier_query_ranks_the_exact_clause_first(ingested) -> None:
+    from ingest.search import search_index
+
+    _, settings = ingested
+    response = search_index(settings, "信息安全管理规范 4.2.2 条是怎么规定的",
+                            tenant_id="default", groups=["all-staff"], as_of=date(2026, 5, 1))
+    top = response.results[0]
+    assert (top.doc_id, top.clause_no, top.exact_match) == ("information-security", "4.2.2", True)
+    assert response.identifiers.clauses == ["4.2.2"]
