@@ -291,12 +291,17 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     console.print(f"[bold]{response.query}[/]  tenant={response.tenant_id} "
                   f"groups={','.join(response.groups)} as_of={response.as_of}  dense path: {dense} "
                   f"(query coverage {response.query_coverage:.2f})")
+    if response.abstained and response.results:
+        console.print("[yellow]No confident answer in the knowledge base[/] (abstained); the "
+                      "closest passages follow.")
     for r in response.results:
         page = f"p.{r.page_start}" + (f"-{r.page_end}" if r.page_end != r.page_start else "")
+        exact = " [green]exact match[/]" if r.exact_match else ""
         console.print(
             f"\n[bold]{r.rank}.[/] {r.doc_id}@{r.version_id} {r.clause_no or ''} {page} "
-            f"[dim]{r.chunk_id}[/] score={r.score:.4f} bm25#{r.bm25_rank or '-'} "
-            f"dense#{r.dense_rank or '-'}\n   [dim]{r.prefix}[/]\n   {r.text[:300]}"
+            f"[dim]{r.chunk_id}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
+            f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'}{exact}\n"
+            f"   [dim]{r.prefix}[/]\n   {r.text[:300]}"
         )
     if not response.results:
         console.print("no results")
