@@ -14,10 +14,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from flows.orchestrator import OrchestratorUnavailable, ensure_api
 from flows.quiet import quiet
 from ingest.config import Settings
 
 console = Console()
+FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback")  # run as Prefect flows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
     }
     try:
+        if args.command in FLOW_COMMANDS:
+            ensure_api()  # Prefect's temporary server, before the flow (flows/orchestrator.py)
         return handlers[args.command](args, settings)
+    except OrchestratorUnavailable as exc:
+        console.print(f"[red]{exc}")
+        return 4
     except ValueError as exc:  # a refused operation (nothing to roll back to, bad cases file …)
         console.print(f"[red]{exc}")
         return 1

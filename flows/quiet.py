@@ -5,6 +5,9 @@ Prefect's temporary local API logs its own start, stop and telemetry attempts, a
 traceback for a gRPC method pymilvus probes but it does not implement; transformers draws a
 weight-loading bar. None of it is about the user's documents. Settings already present in the
 environment win, so `PREFECT_LOGGING_LEVEL=INFO kbflow ingest …` shows Prefect's task logs again.
+
+One default is not about noise: Prefect waits 20 s for its temporary server, less than a fresh
+HOME's first start (database migrations) takes on a loaded 2-core machine (flows/orchestrator.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ QUIET_ENVIRONMENT = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     "TRANSFORMERS_VERBOSITY": "error",
     "TOKENIZERS_PARALLELISM": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
 }
 NOISY_LOGGERS = ("grpc._server", "uvicorn.error", "uvicorn", "aiosqlite", "sqlalchemy")
 
