@@ -106,6 +106,7 @@ class Metrics(BaseModel):
     cases: int  # answerable cases; the four means are over these
     recall: float
     hit: float
+    hit_at_1: float  # the first result is right (what exact-identifier questions need)
     mrr: float
     ndcg: float
     forbidden_rate: float  # share of all cases (answerable or not) with a forbidden result
@@ -244,7 +245,9 @@ def _metrics(results: Sequence[CaseResult]) -> Metrics:
 
     return Metrics(
         cases=len(answerable), recall=mean([r.recall for r in answerable]),
-        hit=mean([r.hit for r in answerable]), mrr=mean([r.reciprocal_rank for r in answerable]),
+        hit=mean([r.hit for r in answerable]),
+        hit_at_1=mean([float(r.reciprocal_rank == 1.0) for r in answerable]),
+        mrr=mean([r.reciprocal_rank for r in answerable]),
         ndcg=mean([r.ndcg for r in answerable]),
         forbidden_rate=mean([float(r.forbidden_hits > 0) for r in results]),
         no_answer_cases=len(silent), no_answer_passed=sum(r.passed for r in silent),
