@@ -55,6 +55,12 @@ class Settings(BaseSettings):
         "rules", description="who extracts graph triples: the rule-based extractor, the LLM "
         "endpoint above (ingest/graph/llm.py), or both merged"
     )
+    document_roots: list[Path] = Field(
+        default_factory=list, description="folders documents may come from (JSON list); paths "
+        "outside them are refused. Empty: `kbflow ingest` trusts the folder it is given, and "
+        "webhook, incremental and backfill runs refuse every path")
+    allow_repaired_pdf: bool = Field(False, description="publish PDFs PyMuPDF had to repair "
+                                     "(possibly partial); by default they fail with a reason")
     max_file_mb: float = Field(100, description="larger files fail parsing with a reason")
     parse_workers: int = Field(2, description="documents parsed side by side, each in its own "
                                "process (OCR is CPU-bound)")
@@ -85,6 +91,8 @@ class Settings(BaseSettings):
     webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
                                      "long (never within the replay window)")
     webhook_deployment: str = "kbflow-incremental/incremental"
+    webhook_max_body_bytes: int = Field(65536, description="larger POST /events bodies get 413 "
+                                        "before they are read")
 
     @property
     def manifest(self) -> str:

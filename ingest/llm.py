@@ -4,7 +4,8 @@ Shared by the LLM stages (situating contexts for chunks now, graph extraction la
 httpx.Client serves a thread pool of `concurrency` workers, so a batch never opens more
 connections than the endpoint was sized for; transport errors, timeouts, 429 and 5xx replies are
 retried with exponential backoff (honouring Retry-After); structured output goes through
-`response_format` with a JSON schema.
+`response_format` with a JSON schema. Every failure, a reply that is not JSON included, is an
+LLMError, which the stages turn into a warning for the chunk concerned.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class LLMClient:
                 time.sleep(self._delay(attempt, response))
             try:
                 response = self._http.post("/chat/completions", json=payload)
-            except httpx.TransportError as exc:  # connect errors and timeouts
+            except httpx.HTTPError as exc:  # connect errors, timeouts, broken replies
                 last, response = f"{type(exc).__name__}: {exc}", None
                 continue
             if response.status_code in _RETRY_STATUS:
@@ -105,7 +106,14 @@ class LLMClient:
                 continue
             if response.is_error:
                 raise LLMError(f"HTTP {response.status_code}: {response.text[:200]}")
-            return response.json()
+            try:
+                body = response.json()
+            except ValueError as exc:  # an HTML error page or a proxy's login form, with 200
+                raise LLMError(f"HTTP {response.status_code} reply is not JSON: "
+                               f"{response.text[:200]!r}") from exc
+            if not isinstance(body, dict):
+                raise LLMError(f"unexpected chat-completions reply: {str(body)[:200]}")
+            return body
         raise LLMError(f"chat completion failed after {self.retries + 1} attempts: {last}")
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:

@@ -76,6 +76,9 @@ class ParseReport(BaseModel):
     headers_footers_removed: int = 0
     near_duplicate_blocks: int = 0
     missing_title: bool = False
+    repaired: bool = False  # PyMuPDF rebuilt a damaged PDF: pages may be missing
+    pages_read: int | None = None  # pages that gave text (PDF), when fewer than `pages` matter
+    encoding: str | None = None  # how a text file was decoded (utf-8, utf-8-sig, gb18030)
     parse_error: str | None = None
     seconds: float = 0.0
 

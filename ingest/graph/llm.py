@@ -10,8 +10,9 @@ canonical spelling as the rule-based triples, so both extractors meet on one ent
 Replies are cached in SQLite under the data directory, keyed by a hash of exactly what is sent
 (model, prompt version, title, section, text), not by chunk id: a new document version whose
 clause text is unchanged costs no request, and provenance (chunk, doc, version) is attached when
-the triples are built. A chunk whose request fails after the client's retries gets no LLM
-triples (logged) and is not cached: one endpoint outage does not fail the run, and the chunk is
+the triples are built. A chunk whose request fails after the client's retries, or whose reply
+is not JSON at all (an HTML error page with status 200), gets no LLM triples (logged) and is not
+cached: one endpoint outage does not fail the run, and the chunk is
 asked again the next time it is extracted (the pipeline extracts written chunks only: when its
 text changes, or at the next rebuild).
 """
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ingest.config import Settings
 from ingest.graph import extract_triples
 from ingest.graph.normalize import canonical, canonical_predicate
-from ingest.llm import LLMClient, LLMError, Message
+from ingest.llm import LLMClient, Message
 from ingest.models import Chunk, ChunkKind, Triple
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ def parse_reply(reply: str, where: str) -> list[ExtractedTriple] | None:
     reply dropped is logged with its reason."""
     try:
         payload = json.loads(reply)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         log.warning("%s: reply dropped, not JSON (%s): %.200s", where, exc, reply)
         return None
     items = payload.get("triples") if isinstance(payload, dict) else None
@@ -210,10 +211,11 @@ def extract_with(chunks: Sequence[Chunk], title: str, llm: LLMClient,
         try:
             reply = llm.chat(messages(chunk, title), json_schema=REPLY_SCHEMA,
                              schema_name="triples")
-        except LLMError as exc:
-            log.warning("%s: no LLM triples this run: %s", chunk.chunk_id, exc)
+            return key, parse_reply(reply, chunk.chunk_id)
+        except Exception as exc:  # noqa: BLE001 - whatever the reply did: the chunk's warning
+            log.warning("%s: no LLM triples this run: %s: %s", chunk.chunk_id,
+                        type(exc).__name__, exc)
             return key, None
-        return key, parse_reply(reply, chunk.chunk_id)
 
     if todo:
         with ThreadPoolExecutor(max_workers=llm.concurrency) as pool:

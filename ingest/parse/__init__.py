@@ -7,6 +7,7 @@ stopped after `parse_timeout_s`, and `ParsePool` keeps several of them busy side
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -29,18 +30,59 @@ __all__ = [
     "discover",
     "parse_document",
     "read_meta",
+    "walk",
 ]
 
 
 def discover(root: Path) -> list[Path]:
     """Every file under root that is a document (sidecars and hidden files are not)."""
+    return walk(root)[0]
+
+
+def walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The documents under root, and the symbolic links refused with their reason.
+
+    A link is never followed out of root: a link to a file elsewhere would publish that file
+    under the folder's ACL. A link to a file inside root is read as its target (the path
+    recorded is the real one, so a file reached twice is one document); links to folders are
+    not walked (an inner one's files are met where they really are)."""
     if root.is_file():
-        return [root]
-    return sorted(
-        p for p in root.rglob("*")
-        if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)
-        and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
+        return [root], []
+    base = root.resolve()
+    found: set[Path] = set()
+    refused: list[tuple[Path, str]] = []
+    for folder, dirs, names in os.walk(base, followlinks=False):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in dirs:
+            link = here / name
+            if link.is_symlink() and not _resolves_under(link, base):
+                refused.append((link, f"symbolic link to a folder outside {base}: not followed"))
+        for name in names:
+            path = here / name
+            if name.startswith(".") or name.endswith(SIDECAR_SUFFIX):
+                continue
+            if not path.is_symlink():
+                found.add(path)
+                continue
+            try:
+                target = path.resolve(strict=True)
+            except (OSError, RuntimeError) as exc:
+                refused.append((path, f"broken symbolic link: {exc}"))
+                continue
+            if not target.is_relative_to(base):
+                refused.append((path, f"symbolic link to {target}, outside {base}: not followed"))
+            elif target.is_file() and not target.name.endswith(SIDECAR_SUFFIX) and not any(
+                    part.startswith(".") for part in target.relative_to(base).parts):
+                found.add(target)
+    return sorted(found), sorted(refused)
+
+
+def _resolves_under(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base)
+    except (OSError, RuntimeError):
+        return False
 
 
 def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str]
@@ -49,9 +91,12 @@ def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str
     return base_meta(path, root, data, default_tenant, default_acl), data
 
 
-def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.0
-                   ) -> ParsedDocument:
-    """Dispatch on the file type; raise ParseError with a readable reason on bad input."""
+def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.0,
+                   allow_repaired_pdf: bool = False) -> ParsedDocument:
+    """Dispatch on the file type; raise ParseError with a readable reason on bad input.
+
+    A PDF PyMuPDF had to repair (truncated, damaged) may be missing pages without any error:
+    it fails unless `allow_repaired_pdf`, and its report says so either way."""
     started = time.perf_counter()
     suffix = Path(meta.source_path).suffix.lower()
     if not data:
@@ -69,6 +114,10 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
         kind = suffix.lstrip(".").upper()
         raise ParseError(f"not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
     blocks = result.blocks
+    pages_read = result.pages - result.empty_pages
+    if result.repaired and not allow_repaired_pdf:
+        raise ParseError(f"damaged PDF: repaired by PyMuPDF, {pages_read} of {result.pages} "
+                         "pages read (set KBFLOW_ALLOW_REPAIRED_PDF=true to publish it anyway)")
     if not blocks:
         pdf = f" ({result.pages} pages, {result.ocr_pages} read by OCR)" if suffix == ".pdf" else ""
         raise ParseError(f"no text found in document{pdf}")
@@ -85,6 +134,9 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
         headers_footers_removed=result.headers_footers_removed,
         near_duplicate_blocks=near_duplicates,
         missing_title=not meta.title,
+        repaired=result.repaired,
+        pages_read=pages_read if suffix == ".pdf" else None,
+        encoding=result.encoding,
         seconds=round(time.perf_counter() - started, 3),
     )
     return ParsedDocument(meta=meta, blocks=blocks, parser_version=PARSER_VERSION,
@@ -104,14 +156,29 @@ def _parse(suffix: str, data: bytes) -> ParseResult:
         return ParseResult(blocks, pages)
     if suffix in {".html", ".htm"}:
         return ParseResult(parse_html(data), 1)
-    text = _decode(data)
+    text, encoding = decode_text(data)
     markdown = suffix in {".md", ".markdown"}
-    return ParseResult(parse_markdown(text) if markdown else parse_text(text), 1)
+    blocks = parse_markdown(text) if markdown else parse_text(text)
+    return ParseResult(blocks, 1, encoding=encoding)
 
 
-def _decode(data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        reason = f"text file is not valid UTF-8 ({exc.reason} at byte {exc.start})"
-        raise ParseError(reason) from exc
+def decode_text(data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was read with: UTF-8 (with or without a BOM), else GB18030,
+    which Chinese Windows editors still save by default. Bytes neither can read are a reason.
+
+    GB18030 maps almost every byte sequence, so its result must also look like text: control
+    characters other than whitespace mean the file is binary or in another encoding."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    encodings = ["utf-8-sig"] if bom else ["utf-8", "gb18030"]
+    errors = []
+    for encoding in encodings:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            errors.append(f"not {encoding.upper()} ({exc.reason} at byte {exc.start})")
+            continue
+        if encoding == "gb18030" and any(ord(c) < 32 and c not in "\t\n\r\f" for c in text):
+            errors.append("not GB18030 text (control characters)")
+            continue
+        return text, encoding
+    raise ParseError(f"text file is in an unknown encoding: {'; '.join(errors)}")

@@ -1,6 +1,8 @@
 """Document metadata: the sidecar `<file>.meta.yaml` first, then the text, then configured defaults.
 
-Missing tenant or ACL falls back to the configured default, never to "public".
+A missing tenant or ACL falls back to the configured default, never to "public". A sidecar that
+sets one must set it to something: an empty tenant or `acl: []` is refused, never widened to
+the default. Identifiers go into store filters and keys, so control characters are refused.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from pathlib import Path
 
 import xxhash
 import yaml
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ingest.models import Block, BlockKind, DocumentMeta
+from ingest.parse.roots import has_control_chars
 from ingest.text import numbered_heading_level
 
 SIDECAR_SUFFIX = ".meta.yaml"
+MAX_ID_CHARS = 128  # the vector store keeps tenant and group names up to 128 characters
 _CN_DATE = re.compile(
     r"(?:生效日期|施行日期|实施日期)\s*[:：]?\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
 )
@@ -42,6 +46,46 @@ class Sidecar(BaseModel):
     def _version_as_text(cls, value: object) -> object:
         return str(value) if isinstance(value, int | float) else value
 
+    @field_validator("doc_id", "version", "tenant_id", "title", "source_uri")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is not None and has_control_chars(value):
+            raise ValueError("must not contain control characters or line breaks")
+        return value
+
+    @field_validator("doc_id", "version", "tenant_id")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip() or value != value.strip():
+            raise ValueError("must not be empty or start or end with spaces")
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(f"must be at most {MAX_ID_CHARS} characters")
+        if "@" in value:  # version keys are doc_id@version: one "@" only
+            raise ValueError("must not contain '@'")
+        return value
+
+    @field_validator("acl")
+    @classmethod
+    def _groups(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError("is empty: list at least one group (an empty ACL never means "
+                             "all staff; leave acl out to get the default)")
+        for group in value:
+            if not group.strip() or has_control_chars(group) or len(group) > MAX_ID_CHARS:
+                raise ValueError(f"group {group!r} is empty, too long or has control characters")
+        return value
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> Sidecar:
+        if self.effective_from and self.effective_to and self.effective_to < self.effective_from:
+            raise ValueError(f"effective_to {self.effective_to} is before effective_from "
+                             f"{self.effective_from}: the document would be in force on no date")
+        return self
+
 
 def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
@@ -59,7 +103,12 @@ def read_sidecar(path: Path) -> tuple[Sidecar, bytes]:
         raise ValueError(f"{side.name} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ValueError(f"{side.name}: expected a mapping of metadata fields")
-    return Sidecar.model_validate(data), raw
+    try:
+        return Sidecar.model_validate(data), raw
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sidecar'}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+        raise ValueError(f"{side.name}: {problems}") from None
 
 
 def default_doc_id(path: Path, root: Path) -> str:
@@ -81,8 +130,8 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
         doc_id=side.doc_id or default_doc_id(path, root),
         version_id=side.version or "1",
         title=side.title or "",
-        tenant_id=side.tenant_id or default_tenant,
-        acl=side.acl or list(default_acl),
+        tenant_id=default_tenant if side.tenant_id is None else side.tenant_id,
+        acl=list(default_acl) if side.acl is None else side.acl,
         source_uri=side.source_uri or path.resolve().as_uri(),
         source_path=str(path),
         effective_from=side.effective_from,

@@ -43,6 +43,8 @@ class ParseResult:
     ocr_confidences: list[float] = field(default_factory=list)  # one per OCR line
     empty_pages: int = 0
     headers_footers_removed: int = 0
+    repaired: bool = False  # PyMuPDF had to rebuild the file (truncated or damaged)
+    encoding: str | None = None
 
 
 def parse_pdf(data: bytes) -> ParseResult:
@@ -52,7 +54,7 @@ def parse_pdf(data: bytes) -> ParseResult:
             raise ParseError("PDF is encrypted with a password")
         if doc.page_count == 0:
             raise ParseError("PDF has no pages")
-        result = ParseResult(blocks=[], pages=doc.page_count)
+        result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
         tables = _Tables(data)
         try:
             pages = [_page_items(page, tables, result) for page in doc]

@@ -25,9 +25,11 @@ class ParseWorker:
     """`with ParseWorker(timeout_s, max_file_mb) as worker: doc = worker.parse(meta, data)`;
     raises ParseError for a bad document, a timeout or a crashed parser."""
 
-    def __init__(self, timeout_s: float, max_file_mb: float = 100.0) -> None:
+    def __init__(self, timeout_s: float, max_file_mb: float = 100.0,
+                 allow_repaired_pdf: bool = False) -> None:
         self.timeout_s = timeout_s
         self.max_file_mb = max_file_mb
+        self.allow_repaired_pdf = allow_repaired_pdf
         self._lock = threading.Lock()
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -36,7 +38,7 @@ class ParseWorker:
         with self._lock:
             conn = self._ready()
             try:
-                conn.send((meta, data, self.max_file_mb))
+                conn.send((meta, data, self.max_file_mb, self.allow_repaired_pdf))
             except OSError:  # the child died between documents
                 self.close()
                 raise ParseError("the parser process died before reading the document") from None
@@ -90,8 +92,10 @@ class ParsePool:
     """A few ParseWorkers: documents handed over from several threads at once are parsed side
     by side (OCR keeps a core busy for seconds per page). Workers start on first use."""
 
-    def __init__(self, workers: int, timeout_s: float, max_file_mb: float = 100.0) -> None:
-        self._all = [ParseWorker(timeout_s, max_file_mb) for _ in range(max(workers, 1))]
+    def __init__(self, workers: int, timeout_s: float, max_file_mb: float = 100.0,
+                 allow_repaired_pdf: bool = False) -> None:
+        self._all = [ParseWorker(timeout_s, max_file_mb, allow_repaired_pdf)
+                     for _ in range(max(workers, 1))]
         self._idle: queue.SimpleQueue[ParseWorker] = queue.SimpleQueue()
         for worker in self._all:
             self._idle.put(worker)
@@ -120,11 +124,12 @@ def _serve(conn: Connection) -> None:
     conn.send("ready")
     while True:
         try:
-            meta, data, max_file_mb = conn.recv()
+            meta, data, max_file_mb, allow_repaired_pdf = conn.recv()
         except EOFError:
             return
         try:
-            conn.send(("ok", parse_document(meta, data, max_file_mb=max_file_mb)))
+            conn.send(("ok", parse_document(meta, data, max_file_mb=max_file_mb,
+                                            allow_repaired_pdf=allow_repaired_pdf)))
         except Exception as exc:  # noqa: BLE001 - every failure goes back as a reason
             reason = str(exc) if isinstance(exc, ParseError) else f"{type(exc).__name__}: {exc}"
             conn.send(("error", reason))

@@ -23,13 +23,20 @@ _MODEL_PROPERTY = "kbflow.embedding_model"
 _GRPC_OPTIONS = {"grpc.keepalive_permit_without_calls": 0, "grpc.keepalive_time_ms": 60_000}
 
 
+# The escapes Milvus' expression parser knows; it takes every other character, control
+# characters included, as it stands inside a literal (checked on Milvus Lite and the server).
+_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
 class EmbeddingMismatchError(RuntimeError):
     """The collection was built with another embedding model or dimension."""
 
 
 def _quoted(values: Sequence[str]) -> str:
-    return "[" + ", ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-                           for v in values) + "]"
+    """A filter-expression list of string literals. A raw line break in a tenant or group name
+    would end the literal and break the expression (or change it), so every character the
+    parser treats specially is escaped."""
+    return "[" + ", ".join('"' + v.translate(_ESCAPES) + '"' for v in values) + "]"
 
 
 class MilvusVectorStore:
@@ -119,10 +126,13 @@ class MilvusVectorStore:
             f" and version_key in {_quoted(flt.version_keys)}"
             f" and coverage >= {min_coverage}"
         )
-        result = self._client.search(
-            self._name, data=[list(vector)], limit=k, filter=expr, output_fields=["chunk_id"],
-            search_params={"metric_type": "COSINE"},
-        )
+        try:
+            result = self._client.search(
+                self._name, data=[list(vector)], limit=k, filter=expr,
+                output_fields=["chunk_id"], search_params={"metric_type": "COSINE"},
+            )
+        except MilvusException as exc:  # its message quotes the filter: every published key
+            raise RuntimeError(f"vector search failed (Milvus error code {exc.code})") from None
         return [Hit(chunk_id=h["entity"]["chunk_id"], score=h["distance"]) for h in result[0]]
 
     def chunk_ids(self, version_key: str) -> set[str]:
