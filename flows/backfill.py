@@ -15,7 +15,9 @@ from pydantic import BaseModel
 
 from flows.artifacts import publish_summary_artifact
 from flows.ingest import incremental_flow
+from ingest.config import Settings
 from ingest.parse import discover
+from ingest.parse.roots import resolve_under
 
 
 class BackfillReport(BaseModel):
@@ -60,9 +62,13 @@ def _run_name() -> str:
 def backfill_flow(folder: str, modified_after: datetime | None = None,
                   modified_before: datetime | None = None, batch_size: int = 50,
                   data_dir: str | None = None) -> BackfillReport:
-    """List `folder`, keep the files modified in the range, ingest them batch by batch."""
+    """List `folder`, keep the files modified in the range, ingest them batch by batch.
+
+    The folder must lie under KBFLOW_DOCUMENT_ROOTS (a deployment's parameters come from
+    outside): OutsideRoots says why not."""
     log = get_run_logger()
-    root = Path(folder)
+    settings = Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
+    root = resolve_under(folder, settings.document_roots)
     if not root.exists():
         raise FileNotFoundError(f"no such folder: {folder}")
     files = select_files(root, modified_after, modified_before)

@@ -19,7 +19,7 @@ from flows.quiet import quiet
 from ingest.config import Settings
 
 console = Console()
-FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback")  # run as Prefect flows
+FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback", "undelete")  # Prefect flows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="ACL group of the reader; repeatable (default: KBFLOW_DEFAULT_ACL)")
     search.add_argument("--as-of", type=date.fromisoformat, default=None,
                         help="business date YYYY-MM-DD: the versions in force then (default today)")
-    search.add_argument("--k", type=int, default=5)
+    search.add_argument("--k", type=_k, default=5, help="results, 1 to 100")
     search.add_argument("--json", action="store_true")
 
     chunks = commands.add_parser("chunks", help="a document's published chunks: boundaries, "
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     evaluate = commands.add_parser("eval", help="Recall@K, Hit@K, MRR, nDCG@K of search on "
                                    "gold cases (JSONL), overall and per tag")
     evaluate.add_argument("cases", type=Path)
-    evaluate.add_argument("--k", type=int, default=5)
+    evaluate.add_argument("--k", type=_k, default=5, help="cut-off, 1 to 100")
     evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid", "final"],
                           action="append", dest="retrievers",
                           help="repeatable (default: all four; final is `kbflow search`)")
@@ -95,13 +95,23 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("models", nargs="*", help="default: KBFLOW_EMBEDDING_MODEL")
     evaluate.add_argument("--json", action="store_true")
 
+    undelete = commands.add_parser("undelete", help="publish a deleted document again from its "
+                                   "file (a tombstone only stops crashes from resurrecting it)")
+    undelete.add_argument("doc_id")
+    undelete.add_argument("--json", action="store_true")
+
+    events = commands.add_parser("events", help="webhook events: pending, dispatched, done, "
+                                 "failed and quarantined, with their reasons")
+    events.add_argument("--json", action="store_true")
+
     args = parser.parse_args(argv)
     settings = Settings() if args.data_dir is None else Settings(data_dir=args.data_dir)
     handlers = {
         "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
-        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
+        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model, "undelete": _undelete,
+        "events": _events,
     }
     try:
         if args.command in FLOW_COMMANDS:
@@ -113,6 +123,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a refused operation (nothing to roll back to, bad cases file …)
         console.print(f"[red]{exc}")
         return 1
+
+
+def _k(text: str) -> int:
+    """--k: a whole number of results from 1 to 100 (0 or -3 would silently return nothing)."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k must be a whole number, not {text!r}") from None
+    if not 1 <= k <= 100:
+        raise argparse.ArgumentTypeError(f"--k must be from 1 to 100, not {k}")
+    return k
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -332,6 +353,41 @@ def _delete(args: argparse.Namespace, settings: Settings) -> int:
         console.print(f"tombstoned {', '.join(result['tombstoned'])}; cleaned "
                       f"{len(result['cleaned'])} from the stores")
     return 0 if result["tombstoned"] else 1
+
+
+def _undelete(args: argparse.Namespace, settings: Settings) -> int:
+    from flows.ingest import undelete_flow
+
+    summary = undelete_flow(args.doc_id, str(settings.data_dir))
+    if args.json:
+        print(summary.model_dump_json(indent=2))
+    else:
+        console.print(f"published again: {', '.join(summary.lifted) or 'nothing'}")
+        for failure in summary.failures:
+            console.print(f"[red]FAILED[/] {failure.path}: {failure.reason}")
+    return 0 if summary.lifted and not summary.failures else 1
+
+
+def _events(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
+    from flows.webhook import EventStore
+
+    path = settings.data_dir / "webhook_events.db"
+    rows = EventStore(path).listing() if path.exists() else []
+    if args.json:
+        _print_json(rows)
+        return 0
+    table = Table(title=f"kbflow webhook events ({path})")
+    for column in ("id", "type", "uri", "status", "attempts", "flow run", "reason"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        style = {"done": "green", "failed": "red", "quarantined": "red"}.get(r["status"], "yellow")
+        table.add_row(str(r["id"]), r["type"], escape(repr(r["uri"])[1:-1]),
+                      f"[{style}]{r['status']}[/]", str(r["attempts"]), r["flow_run_id"] or "",
+                      escape(r["reason"] or ""))
+    console.print(table)
+    return 0
 
 
 def _rebuild(args: argparse.Namespace, settings: Settings) -> int:

@@ -44,16 +44,20 @@ from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.graph.llm import extract
 from ingest.lifecycle import VersionDates, cleanup_tombstones, closing_dates, open_generation
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import Generation
+from ingest.manifest.store import FILE_GONE, Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
-from ingest.parse import ParseError, ParsePool, discover, read_meta
+from ingest.parse import ParseError, ParsePool, read_meta, walk
 from ingest.parse.metadata import default_doc_id
+from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.stores import Stores, open_stores
 
 STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
 STORE_LIMITS = ("kbflow-vectors", "kbflow-lexical", "kbflow-graph")  # see flows/deployments.py
 WRITE_GROUP = 50  # versions per batched store write
 PARSE_WINDOW = 16  # files read into memory and parsed side by side at a time
+# Identical files are ingested once only when they hold this much: two empty or one-line files
+# with the same bytes are unrelated documents, not copies of one.
+MIN_DUPLICATE_BYTES = 256
 
 # Set by the CLI to draw a progress bar: called with (done, total, description).
 progress_listener: Callable[[int, int, str], None] | None = None
@@ -108,6 +112,7 @@ class IngestSummary(BaseModel):
     over_budget_chunks: int  # chunks longer than the model's input (expected 0)
     triples: int
     tombstoned: list[str]
+    lifted: list[str] = []  # deleted versions published again (re-added, or undeleted)
     cleaned: list[str]
     duplicates: dict[str, list[str]]  # version → identical files ingested as that version
     parse: ParseRunReport
@@ -225,13 +230,19 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     """Ingest every document under `source`; files gone from an ingested folder are tombstoned."""
     settings = _settings(data_dir)
     root = Path(source).resolve()
+    if settings.document_roots:  # configured: the folder must be one of them or inside one
+        resolve_under(root, settings.document_roots)
     manifest = ManifestStore(settings.manifest)
     try:
         gone = [r.source_path for r in manifest.documents()
                 if root.is_dir() and r.source_root == str(root) and r.state != State.TOMBSTONED
                 and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
-        files = [(path, root if root.is_dir() else path.parent) for path in discover(root)]
-        return run_pipeline(settings, manifest, files, source=source, deleted=gone)
+        found, links = walk(root)
+        files = [(path, root if root.is_dir() else path.parent) for path in found]
+        refused = [Failure(path=str(link), doc_id="", version_id="", reason=reason)
+                   for link, reason in links]
+        return run_pipeline(settings, manifest, files, source=source, deleted=gone,
+                            refused=refused)
     finally:
         manifest.close()
 
@@ -241,18 +252,49 @@ def incremental_flow(changed: list[str], deleted: list[str],
                      data_dir: str | None = None) -> IngestSummary:
     """Ingest the changed files and tombstone the deleted ones (paths as the webhook sends them).
 
-    A changed file keeps the doc id it was first ingested under (its recorded folder)."""
+    Every path must resolve (symlinks and `..` included) under KBFLOW_DOCUMENT_ROOTS; one that
+    does not is a failure with its reason, and the others go on. A changed file keeps the doc id
+    it was first ingested under (its recorded folder)."""
     settings = _settings(data_dir)
     manifest = ManifestStore(settings.manifest)
     try:
         roots = {r.source_path: Path(r.source_root) for r in manifest.documents() if r.source_root}
-        files = []
-        for name in changed:
-            path = Path(name).resolve()
-            files.append((path, roots.get(str(path), path.parent)))
-        deleted_paths = [str(Path(name).resolve()) for name in deleted]
+        changed_paths, refused = _within_roots(changed, settings)
+        files = [(path, roots.get(str(path), path.parent)) for path in changed_paths]
+        deleted_paths, refused_deletes = _within_roots(deleted, settings)
         return run_pipeline(settings, manifest, files, source="incremental",
-                            deleted=deleted_paths)
+                            deleted=[str(p) for p in deleted_paths],
+                            refused=refused + refused_deletes)
+    finally:
+        manifest.close()
+
+
+@flow(name="kbflow-undelete", flow_run_name="undelete {doc_id}")
+def undelete_flow(doc_id: str, data_dir: str | None = None) -> IngestSummary:
+    """Lift the tombstones of a document's versions whose files are still there, and publish
+    them again. A tombstone keeps a crash from bringing a deleted document back; it must not
+    keep the document's owner from doing so."""
+    settings = _settings(data_dir)
+    manifest = ManifestStore(settings.manifest)
+    try:
+        records = [r for r in manifest.documents()
+                   if r.doc_id == doc_id and manifest.is_tombstoned(r.doc_id, r.version_id)]
+        if not records:
+            raise ValueError(f"{doc_id} has no deleted version in generation "
+                             f"{manifest.generation}")
+        files, refused = [], []
+        for r in records:
+            if not Path(r.source_path).is_file():
+                refused.append(Failure(path=r.source_path, doc_id=r.doc_id,
+                                       version_id=r.version_id, reason="its file is gone: "
+                                       "add the file again to publish it"))
+                continue
+            manifest.lift_tombstone(r.doc_id, r.version_id)
+            files.append((Path(r.source_path), Path(r.source_root or Path(r.source_path).parent)))
+        summary = run_pipeline(settings, manifest, files, source=f"undelete {doc_id}",
+                               refused=refused)
+        summary.lifted = [r.version_key for r in records if Path(r.source_path).is_file()]
+        return summary
     finally:
         manifest.close()
 
@@ -261,11 +303,24 @@ def _settings(data_dir: str | None) -> Settings:
     return Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
 
 
+def _within_roots(names: Sequence[str], settings: Settings) -> tuple[list[Path], list[Failure]]:
+    """The real paths under the document roots, and a failure for every other name."""
+    paths, refused = [], []
+    for name in names:
+        try:
+            paths.append(resolve_under(name, settings.document_roots))
+        except OutsideRoots as exc:
+            refused.append(Failure(path=name, doc_id="", version_id="", reason=str(exc)))
+    return paths, refused
+
+
 def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[Path, Path]],
-                 *, source: str, deleted: Sequence[str] = ()) -> IngestSummary:
+                 *, source: str, deleted: Sequence[str] = (),
+                 refused: Sequence[Failure] = ()) -> IngestSummary:
     """Bring `manifest`'s generation (the serving one by default) up to date with `files`.
 
-    `files` pairs each path with the folder its doc id is derived from."""
+    `files` pairs each path with the folder its doc id is derived from; `refused` are paths
+    turned away before (outside the document roots), reported with the failures."""
     log = get_run_logger()
     run_id = str(runtime.flow_run.id or uuid4())
     clock = _Clock()
@@ -273,30 +328,38 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
     params = chunk_params(settings)
     generation = _generation(manifest, settings, params.version)
     manifest.start_run(run_id, source)
-    failures: list[Failure] = []
+    failures: list[Failure] = list(refused)
+    lifted: list[str] = []
 
     tombstoned = []
     for record in manifest.documents():
         if record.source_path in deleted and record.state != State.TOMBSTONED:
-            manifest.tombstone(record.doc_id, record.version_id, "source file deleted", run_id)
+            manifest.tombstone(record.doc_id, record.version_id, FILE_GONE, run_id)
             tombstoned.append(record.version_key)
 
     tokens = TokenCounter(settings.embedding_model)
     duplicates: dict[tuple[str, str], list[str]] = {}
     with ParsePool(settings.parse_workers, settings.parse_timeout_s,
-                   settings.max_file_mb) as parser:
+                   settings.max_file_mb, settings.allow_repaired_pdf) as parser:
         plans, skipped = _prepare(files, settings, manifest, params, tokens, parser, clock,
-                                  failures, duplicates, run_id)
+                                  failures, duplicates, run_id, lifted)
     plans += _close_versions(plans, manifest, params.version)
     over = 0
+    diffed = []
     for plan in plans:
-        with clock.stage("diff"):
-            for chunk in plan.chunks:
-                chunk.effective_to = plan.effective_to
-            plan.diff = diff_chunks(plan.chunks, manifest.published(*plan.key))
-        with clock.stage("graph"):
-            plan.triples = extract(plan.diff.writes, plan.meta.title, settings)
+        try:
+            with clock.stage("diff"):
+                for chunk in plan.chunks:
+                    chunk.effective_to = plan.effective_to
+                plan.diff = diff_chunks(plan.chunks, manifest.published(*plan.key))
+            with clock.stage("graph"):
+                plan.triples = extract(plan.diff.writes, plan.meta.title, settings)
+        except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
+            _record_failure(plan, exc, manifest, run_id, failures, log)
+            continue
+        diffed.append(plan)
         over += over_budget(plan.chunks, tokens.count, tokens.max_tokens)
+    plans = diffed
     if over:
         log.warning("%d chunk(s) exceed the embedding model's %d-token input", over,
                     tokens.max_tokens)
@@ -347,7 +410,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
         run_id=run_id, source=source, generation=generation.generation, files=len(files),
         documents=dict(sorted(states.items())), skipped_unchanged=skipped, written=written,
         chunks=counts, embedded=embedded, over_budget_chunks=over, triples=triples,
-        tombstoned=tombstoned, cleaned=cleaned, failures=failures, parse=parse,
+        tombstoned=tombstoned, lifted=lifted, cleaned=cleaned, failures=failures, parse=parse,
         duplicates={f"{d}@{v}": paths for (d, v), paths in duplicates.items() if paths},
         seconds={s: round(clock.seconds[s], 3) for s in STAGES},
         total_seconds=round(time.perf_counter() - started, 3),
@@ -398,12 +461,15 @@ def _notify(done: int, total: int, what: str) -> None:
 def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: ManifestStore,
              params: ChunkParams, tokens: TokenCounter, parser: ParsePool, clock: _Clock,
              failures: list[Failure], duplicates: dict[tuple[str, str], list[str]],
-             run_id: str) -> tuple[list[_Plan], int]:
+             run_id: str, lifted: list[str]) -> tuple[list[_Plan], int]:
     """Parse and chunk every new, changed or unfinished version; unchanged files cost one hash.
 
-    Identical files (same bytes, same sidecar) are ingested once; the other paths are collected
-    in `duplicates` under the version they are copies of. Files are parsed in windows, a window's
-    documents side by side (`KBFLOW_PARSE_WORKERS` processes)."""
+    Identical files (same bytes, same sidecar, at least MIN_DUPLICATE_BYTES) are ingested once;
+    the other paths are collected in `duplicates` under the version they are copies of. A
+    deleted version comes back when its file does (it was tombstoned because the file had
+    gone) or with new content; one deleted by `kbflow delete` and unchanged stays deleted (and
+    is listed). Files are parsed in windows, a window's documents side by side
+    (`KBFLOW_PARSE_WORKERS` processes)."""
     plans: list[_Plan] = []
     skipped = 0
     claimed: dict[str, str] = {}
@@ -441,19 +507,24 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             with clock.stage("parse"):
                 meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl)
             meta.source_path = str(path.resolve())
-            if meta.file_hash in kept:
+            substantial = len(data.strip()) >= MIN_DUPLICATE_BYTES
+            if substantial and meta.file_hash in kept:
                 duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
                 continue
             key = (meta.doc_id, meta.version_id)
-            kept[meta.file_hash] = key
+            if substantial:
+                kept[meta.file_hash] = key
             duplicates.setdefault(key, [])
             version = f"{meta.doc_id}@{meta.version_id}"
-            if manifest.is_tombstoned(*key):
-                failures.append(Failure(path=str(path), doc_id=key[0], version_id=key[1],
-                                        reason=f"{version} was deleted; a new version id is "
-                                               "needed to publish it again"))
-                continue
             record = manifest.get(*key)
+            if manifest.is_tombstoned(*key):
+                if not manifest.lift_tombstone_for(*key, meta.file_hash):
+                    failures.append(Failure(
+                        path=str(path), doc_id=key[0], version_id=key[1],
+                        reason=f"{version} was deleted; change the file, or run `kbflow "
+                               f"undelete {meta.doc_id}`, to publish it again"))
+                    continue
+                lifted.append(version)
             if (record and record.state == State.READY and record.file_hash == meta.file_hash
                     and record.chunker_version == params.version
                     and record.embedding_model == settings.embedding_model):

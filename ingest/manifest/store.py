@@ -36,6 +36,11 @@ _NEXT = {
 }
 
 
+# The tombstone reason of a version whose file vanished from its folder: the file coming back
+# lifts it (a user re-adding a file expects it published again).
+FILE_GONE = "source file deleted"
+
+
 class TransitionError(RuntimeError):
     """A state change the state machine does not allow."""
 
@@ -449,6 +454,30 @@ class ManifestStore:
                 "DELETE FROM chunks WHERE doc_id=? AND version_id=?", (doc_id, version_id)
             )
 
+    def lift_tombstone_for(self, doc_id: str, version_id: str, file_hash: str) -> bool:
+        """Whether a version may be written: not tombstoned, or its tombstone is lifted now
+        because the file is back (it was tombstoned for being gone) or has new content. A
+        version deleted on purpose whose file is unchanged stays deleted (`kbflow undelete`).
+
+        Tombstones exist so that a crash between a delete and its cleanup never resurrects a
+        document; they are not meant to stop a user from publishing it again."""
+        row = self._db.execute(
+            "SELECT reason FROM tombstones WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+        ).fetchone()
+        if row is None:
+            return True
+        record = self.get(doc_id, version_id) if self.generation else None
+        if row[0] != FILE_GONE and record is not None and record.file_hash == file_hash:
+            return False
+        self.lift_tombstone(doc_id, version_id)
+        return True
+
+    def lift_tombstone(self, doc_id: str, version_id: str) -> None:
+        """Make a deleted version writable again; it is visible once it is published again."""
+        self._db.execute(
+            "DELETE FROM tombstones WHERE doc_id=? AND version_id=?", (doc_id, version_id)
+        )
+
     def is_tombstoned(self, doc_id: str, version_id: str) -> bool:
         return self._tombstoned(self._db, doc_id, version_id)
 
@@ -522,6 +551,13 @@ class ManifestStore:
             "UPDATE runs SET finished_at=?, generation=?, summary=? WHERE run_id=?",
             (_now(), self.generation, json.dumps(summary, ensure_ascii=False), run_id),
         )
+
+    def run(self, run_id: str) -> dict | None:
+        """One run's row, its summary parsed (None until it finished)."""
+        row = self._db.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        return dict(row) | {"summary": json.loads(row["summary"]) if row["summary"] else None}
 
     def last_run(self) -> dict | None:
         row = self._db.execute(
