@@ -11,6 +11,7 @@ LLMError, which the stages turn into a warning for the chunk concerned.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ import httpx
 from ingest.config import Settings
 
 Message = dict[str, str]
+log = logging.getLogger(__name__)
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
@@ -90,6 +92,23 @@ class LLMClient:
             return []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(lambda messages: self.chat(messages, **options), conversations))
+
+    def chat_each(self, conversations: Sequence[Sequence[Message]], **options: Any
+                  ) -> list[str | None]:
+        """chat_many, except that a conversation whose request fails is None (logged): one bad
+        reply or a timeout costs its own chunk, not the batch."""
+
+        def one(messages: Sequence[Message]) -> str | None:
+            try:
+                return self.chat(messages, **options)
+            except LLMError as exc:
+                log.warning("LLM request failed, skipped: %s", exc)
+                return None
+
+        if not conversations:
+            return []
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(one, conversations))
 
     def _post(self, payload: dict[str, Any]) -> dict[str, Any]:
         last, response = "no attempt", None

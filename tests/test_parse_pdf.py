@@ -253,7 +253,8 @@ EXPECTED = {  # file → None (parses) or a phrase its ParseError reason contain
     "encrypted.pdf": "encrypted with a password",
     "owner_password_only.pdf": None,
     "rotated.pdf": None,
-    "bad_xref.pdf": None,  # MuPDF rebuilds the cross-reference table
+    # MuPDF rebuilds the cross-reference table: published only with KBFLOW_ALLOW_REPAIRED_PDF
+    "bad_xref.pdf": "damaged PDF: repaired by PyMuPDF, 3 of 3 pages read",
     "zero_pages.pdf": "PDF has no pages",
     "empty.pdf": "empty (0 bytes)",
     "image_renamed.pdf": "not a PDF file: the content is a PNG image",
@@ -277,6 +278,11 @@ def test_awkward_pdfs_parse_or_fail_with_a_reason(awkward: Path) -> None:
         assert (outcomes[name] is None) if phrase is None else phrase in (outcomes[name] or ""), (
             name, outcomes[name])
     assert outcomes["header_then_garbage.pdf"] is not None  # a PDF header alone is no PDF
+
+
+def test_a_repaired_pdf_is_flagged_when_allowed(awkward: Path) -> None:
+    doc = parse(awkward / "bad_xref.pdf", allow_repaired_pdf=True)
+    assert doc.report.repaired and (doc.report.pages_read, doc.report.pages) == (3, 3)
 
 
 def test_rotated_and_huge_pdfs_keep_their_text(awkward: Path) -> None:

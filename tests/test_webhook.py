@@ -77,6 +77,13 @@ def post(url: str, event: dict | bytes, secret: str = SECRET, timestamp: float |
     return httpx.post(f"{url}/events", content=body, headers=headers, timeout=10)
 
 
+def health(url: str, secret: str = SECRET) -> dict:
+    """GET /health signed like an event over an empty body: the caller sees the details."""
+    stamp = str(int(time.time()))
+    headers = {TIMESTAMP_HEADER: stamp, SIGNATURE_HEADER: sign(secret, stamp, b"")}
+    return httpx.get(f"{url}/health", headers=headers, timeout=10).json()
+
+
 def wait_for(predicate, seconds: float = 10) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -86,8 +93,15 @@ def wait_for(predicate, seconds: float = 10) -> None:
 
 @pytest.fixture
 def hook_settings(tmp_path: Path) -> Settings:
+    docs = tmp_path / "docs"
+    docs.mkdir()
     return Settings(data_dir=tmp_path / "data", webhook_secret=SECRET,
-                    webhook_debounce_seconds=0.3)
+                    webhook_debounce_seconds=0.3, document_roots=[docs.resolve()])
+
+
+def at(settings: Settings, name: str) -> str:
+    """The real path the dispatcher sends for `name` under the (first) document root."""
+    return str(settings.document_roots[0] / name)
 
 
 def store(settings: Settings) -> EventStore:
@@ -96,7 +110,7 @@ def store(settings: Settings) -> EventStore:
 
 def test_unauthentic_and_malformed_requests_are_refused(hook_settings: Settings) -> None:
     trigger = Recorder()
-    event = {"type": "updated", "uri": "/docs/a.md"}
+    event = {"type": "updated", "uri": "a.md"}
     with receiver(hook_settings, trigger) as url:
         assert post(url, event, secret="wrong").status_code == 401
         assert post(url, event, timestamp=time.time() - 301).status_code == 401
@@ -108,7 +122,7 @@ def test_unauthentic_and_malformed_requests_are_refused(hook_settings: Settings)
         unsigned = httpx.post(f"{url}/events", json=event, timeout=10)
         assert unsigned.status_code == 401
         assert post(url, b"{not json").status_code == 422
-        assert post(url, {"type": "renamed", "uri": "/docs/a.md"}).status_code == 422
+        assert post(url, {"type": "renamed", "uri": "a.md"}).status_code == 422
         assert post(url, {"type": "created"}).status_code == 422
         assert httpx.get(f"{url}/health").json()["pending"] == 0
     assert store(hook_settings).pending() == []
@@ -119,72 +133,79 @@ def test_a_replayed_request_or_event_id_is_refused(hook_settings: Settings) -> N
     trigger = Recorder()
     trigger.down = True  # keep everything pending so the outbox shows what was accepted
     stamp = str(int(time.time()))
-    body = json.dumps({"type": "updated", "uri": "/docs/a.md", "id": "e-1"}).encode()
+    body = json.dumps({"type": "updated", "uri": "a.md", "id": "e-1"}).encode()
     headers = {TIMESTAMP_HEADER: stamp, SIGNATURE_HEADER: sign(SECRET, stamp, body)}
     with receiver(hook_settings, trigger) as url:
         first = httpx.post(f"{url}/events", content=body, headers=headers)
         again = httpx.post(f"{url}/events", content=body, headers=headers)
-        same_id = post(url, {"type": "deleted", "uri": "/docs/a.md", "id": "e-1"},
+        same_id = post(url, {"type": "deleted", "uri": "a.md", "id": "e-1"},
                        timestamp=time.time() + 1)
     assert (first.status_code, again.status_code, same_id.status_code) == (202, 401, 401)
-    assert [e[1:3] for e in store(hook_settings).pending()] == [("updated", "/docs/a.md")]
+    assert [e[1:3] for e in store(hook_settings).pending()] == [("updated", "a.md")]
 
 
 def test_accepted_events_survive_a_trigger_outage_and_a_restart(hook_settings: Settings) -> None:
     trigger = Recorder()
     trigger.down = True
     with receiver(hook_settings, trigger) as url:
-        reply = post(url, {"type": "created", "uri": "file:///docs/new%20policy.md"})
+        uri = f"file://{hook_settings.document_roots[0]}/new%20policy.md"
+        reply = post(url, {"type": "created", "uri": uri})
         assert reply.status_code == 202
         # persisted before the reply: the row is there the moment the 202 arrives
         assert [e[0] for e in store(hook_settings).pending()] == [reply.json()["id"]]
         time.sleep(1.0)  # several debounce windows with the trigger down
         assert len(store(hook_settings).pending()) == 1
-        assert "prefect is down" in httpx.get(f"{url}/health").json()["last_error"]
+        assert "last_error" not in httpx.get(f"{url}/health").json()  # not for strangers
+        assert "prefect is down" in health(url)["last_error"]
     trigger.down = False
     with receiver(hook_settings, trigger) as url:  # a new process picks the outbox up
         wait_for(lambda: trigger.calls)
         wait_for(lambda: httpx.get(f"{url}/health").json()["pending"] == 0)
-    assert trigger.calls == [(["/docs/new policy.md"], [])]
-    assert store(hook_settings).counts() == {"pending": 0, "dispatched": 1}
+    assert trigger.calls == [([at(hook_settings, "new policy.md")], [])]
+    assert store(hook_settings).counts() == {"pending": 0, "dispatched": 0, "done": 1,
+                                             "failed": 0, "quarantined": 0}
 
 
 def test_a_burst_is_debounced_into_one_run_with_the_last_event_per_uri(
         hook_settings: Settings) -> None:
     hook_settings.webhook_debounce_seconds = 1.0  # the burst must fit in one window on a busy box
     trigger = Recorder()
-    burst = [("created", "/d/a.md"), ("updated", "/d/b.md"), ("updated", "/d/a.md"),
-             ("deleted", "/d/b.md"), ("deleted", "/d/c.md"), ("created", "/d/c.md")]
+    burst = [("created", "a.md"), ("updated", "b.md"), ("updated", "a.md"),
+             ("deleted", "b.md"), ("deleted", "c.md"), ("created", "c.md")]
     with receiver(hook_settings, trigger) as url:
         for kind, uri in burst:
             assert post(url, {"type": kind, "uri": uri}).status_code == 202
         wait_for(lambda: trigger.calls)
         time.sleep(1.5)  # a second call would come within this
-        assert post(url, {"type": "updated", "uri": "/d/a.md"}).status_code == 202
+        assert post(url, {"type": "updated", "uri": "a.md"}).status_code == 202
         wait_for(lambda: len(trigger.calls) == 2)
-    assert trigger.calls[0] == (["/d/a.md", "/d/c.md"], ["/d/b.md"])
-    assert trigger.calls[1] == (["/d/a.md"], [])
+    a, b, c = (at(hook_settings, name) for name in ("a.md", "b.md", "c.md"))
+    assert trigger.calls[0] == ([a, c], [b])
+    assert trigger.calls[1] == ([a], [])
 
 
 def test_dispatched_events_are_pruned_after_the_retention(hook_settings: Settings) -> None:
-    """The outbox does not grow forever: each dispatch deletes the dispatched events received
+    """The outbox does not grow forever: each dispatch deletes the finished events received
     before the retention window; a pending event is never deleted, however old."""
     outbox, now = store(hook_settings), time.time()
     trigger = Recorder()
-    dispatcher = Dispatcher(outbox, trigger, debounce=0.3, keep=3600)
-    outbox.add(ChangeEvent(type="updated", uri="/d/old.md"), "sig-old", now - 7200)
-    outbox.add(ChangeEvent(type="updated", uri="/d/recent.md"), "sig-recent", now - 60)
+    dispatcher = Dispatcher(outbox, trigger, debounce=0.3, keep=3600,
+                            roots=hook_settings.document_roots)
+    outbox.add(ChangeEvent(type="updated", uri="old.md"), "sig-old", now - 7200)
+    outbox.add(ChangeEvent(type="updated", uri="recent.md"), "sig-recent", now - 60)
     assert dispatcher.tick(now) == "run-1"
-    assert outbox.counts() == {"pending": 0, "dispatched": 1}  # old.md's record is gone
+    assert outbox.counts()["done"] == 1  # old.md's record is gone
 
     trigger.down = True
-    outbox.add(ChangeEvent(type="deleted", uri="/d/stuck.md"), "sig-stuck", now - 7200)
+    outbox.add(ChangeEvent(type="deleted", uri="stuck.md"), "sig-stuck", now - 7200)
     assert dispatcher.tick(now) is None
     assert outbox.prune(now) == 1  # recent.md; stuck.md is pending
-    assert outbox.counts() == {"pending": 1, "dispatched": 0}
+    assert outbox.counts() == {"pending": 1, "dispatched": 0, "done": 0, "failed": 0,
+                               "quarantined": 0}
     trigger.down = False
     assert dispatcher.tick(now + 60) == "run-2"
-    assert trigger.calls == [(["/d/old.md", "/d/recent.md"], []), ([], ["/d/stuck.md"])]
+    old, recent, stuck = (at(hook_settings, n) for n in ("old.md", "recent.md", "stuck.md"))
+    assert trigger.calls == [([old, recent], []), ([], [stuck])]
 
 
 def test_the_receiver_refuses_to_start_without_a_secret(tmp_path: Path) -> None:

@@ -81,23 +81,26 @@ def messages(chunk: Chunk) -> list[Message]:
 
 def add_contexts(chunks: list[Chunk], llm: LLMClient, cache: ContextCache,
                  count_tokens: TokenCounter, max_tokens: int, context_tokens: int) -> list[Chunk]:
-    """The chunks with a context on every embedded one; parents are returned unchanged.
+    """The chunks with a context on every embedded one whose request succeeded (a failed one
+    is logged and left without, not fatal); parents are returned unchanged.
     Only chunks whose key is not cached are sent, each distinct key once."""
     children = [c for c in chunks if c.kind != ChunkKind.PARENT]
     keys = {c.chunk_id: cache_key(llm.model, c) for c in children}
     replies = cache.get(keys.values())
     todo = {keys[c.chunk_id]: c for c in children if keys[c.chunk_id] not in replies}
     if todo:
-        fresh = dict(zip(todo, llm.chat_many([messages(c) for c in todo.values()],
-                                             max_tokens=context_tokens * 2), strict=True))
+        answers = llm.chat_each([messages(c) for c in todo.values()],
+                                max_tokens=context_tokens * 2)
+        fresh = {key: reply for key, reply in zip(todo, answers, strict=True)
+                 if reply is not None}  # a failed request is asked again next time
         cache.put(fresh)
         replies.update(fresh)
     out = []
     for chunk in chunks:
-        if chunk.kind == ChunkKind.PARENT:
+        reply = replies.get(keys.get(chunk.chunk_id, ""))
+        if chunk.kind == ChunkKind.PARENT or reply is None:
             out.append(chunk)
             continue
-        reply = replies[keys[chunk.chunk_id]]
         context = fit(chunk, reply, count_tokens, max_tokens, context_tokens)
         out.append(with_context(chunk, context))
     return out
