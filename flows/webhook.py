@@ -223,6 +223,13 @@ class EventStore:
         # A connection per call: the request handlers and the dispatcher run on different threads.
         return sqlite3.connect(self.path, isolation_level=None, timeout=30)
 
+    def _many(self, sql: str, rows: list[tuple]) -> None:
+        """One transaction for a batch (autocommit would sync to disk once per row)."""
+        with closing(self._connect()) as db:
+            db.execute("BEGIN")
+            db.executemany(sql, rows)
+            db.execute("COMMIT")
+
     def add(self, event: ChangeEvent, signature: str, received_at: float) -> int:
         """Commit the event (the caller replies only after this returns)."""
         try:
@@ -250,24 +257,20 @@ class EventStore:
 
     def mark_dispatched(self, paths: dict[int, str], flow_run_id: str) -> None:
         """The events (id → the resolved path sent) went out with that run."""
-        with closing(self._connect()) as db:
-            db.executemany("UPDATE events SET status='dispatched', path=?, flow_run_id=?, "
-                           "dispatched_at=? WHERE id=?",
-                           [(path, flow_run_id, time.time(), i) for i, path in paths.items()])
+        self._many("UPDATE events SET status='dispatched', path=?, flow_run_id=?, "
+                   "dispatched_at=? WHERE id=?",
+                   [(path, flow_run_id, time.time(), i) for i, path in paths.items()])
 
     def finish(self, outcomes: dict[int, tuple[str, str | None]]) -> None:
         """id → (status, reason): done, failed or quarantined, for good."""
-        with closing(self._connect()) as db:
-            db.executemany("UPDATE events SET status=?, reason=?, finished_at=? WHERE id=?",
-                           [(status, reason, time.time(), i)
-                            for i, (status, reason) in outcomes.items()])
+        self._many("UPDATE events SET status=?, reason=?, finished_at=? WHERE id=?",
+                   [(status, reason, time.time(), i) for i, (status, reason) in outcomes.items()])
 
     def retry(self, ids: Sequence[int], reason: str) -> None:
         """Back to pending, one attempt more (the dispatcher then sends each alone)."""
-        with closing(self._connect()) as db:
-            db.executemany("UPDATE events SET status='pending', attempts=attempts + 1, "
-                           "reason=?, flow_run_id=NULL, dispatched_at=NULL WHERE id=?",
-                           [(reason, i) for i in ids])
+        self._many("UPDATE events SET status='pending', attempts=attempts + 1, "
+                   "reason=?, flow_run_id=NULL, dispatched_at=NULL WHERE id=?",
+                   [(reason, i) for i in ids])
 
     def prune(self, received_before: float) -> int:
         """Delete finished events received before then; pending and dispatched ones stay."""

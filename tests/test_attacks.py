@@ -13,11 +13,12 @@ import random
 import select
 import shutil
 import socket
+import sqlite3
 import string
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -75,8 +76,6 @@ def roots_env(monkeypatch: pytest.MonkeyPatch, *roots: Path) -> None:
 def outbox(settings: Settings) -> list[dict]:
     """Every event in the outbox with its status and reason (read with plain SQL, so this
     works before the statuses existed too)."""
-    import sqlite3
-
     db = sqlite3.connect(settings.data_dir / "webhook_events.db")
     db.row_factory = sqlite3.Row
     rows = [dict(r) for r in db.execute("SELECT * FROM events ORDER BY id")]
@@ -183,8 +182,9 @@ def test_3_a_burst_over_the_parameter_limit_is_split_into_runs_prefect_accepts(
     incremental_flow.to_deployment(name="attack-burst").apply()
     store = EventStore(site["data"] / "webhook_events.db")
     names = [f"folder-{i // 100:03d}/policy-{i:05d}-{'x' * 170}.md" for i in range(3000)]
-    for i, name in enumerate(names):
-        store.add(ChangeEvent(type="updated", uri=name), f"sig-{i}", time.time() - 60)
+    with closing(sqlite3.connect(store.path)) as db, db:  # one transaction: 3,000 rows
+        db.executemany("INSERT INTO events (signature, type, uri, received_at) VALUES (?,?,?,?)",
+                       [(f"sig-{i}", "updated", n, time.time() - 60) for i, n in enumerate(names)])
     dispatcher = Dispatcher(store, deployment_trigger("kbflow-incremental/attack-burst"),
                             0.1, 3600)
     dispatcher.roots = [site["docs"]]
