@@ -91,7 +91,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "KBFLOW_"))}
     env |= {"PREFECT_HOME": str(root / "prefect"), "PREFECT_API_URL": api,
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_UI_ENABLED": "false",
-            "HF_HUB_OFFLINE": "1", "KBFLOW_REBUILD_CRON": CRON}
+            "HF_HUB_OFFLINE": "1", "KBFLOW_REBUILD_CRON": CRON,
+            # webhook, incremental and backfill runs read only under the document roots
+            "KBFLOW_DOCUMENT_ROOTS": json.dumps([str(tmp_path_factory.getbasetemp())])}
     services = Services(root)
     try:
         services.start("server", [str(BIN / "prefect"), "server", "start", "--host",
