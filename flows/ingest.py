@@ -47,6 +47,7 @@ from ingest.manifest import ManifestStore
 from ingest.manifest.store import Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
 from ingest.parse import ParseError, ParsePool, discover, read_meta
+from ingest.parse.identity import identify
 from ingest.parse.metadata import default_doc_id
 from ingest.stores import Stores, open_stores
 
@@ -409,6 +410,7 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
     claimed: dict[str, str] = {}
     kept: dict[str, tuple[str, str]] = {}  # file hash → the version it was ingested as
     pending: list[tuple[Path, Path, DocumentMeta, bytes]] = []
+    parsed: list[tuple[Path, Path, ParsedDocument]] = []
 
     def fail(path: Path, key: tuple[str, str], exc: Exception) -> None:
         reason = f"{type(exc).__name__}: {exc}"
@@ -428,7 +430,7 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
                     raise doc
                 if isinstance(doc, str):
                     raise ParseError(doc)
-                plans.append(_chunk(doc, root, settings, params, tokens, clock))
+                parsed.append((path, root, doc))
             except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
                 fail(path, key, exc)
         pending.clear()
@@ -441,6 +443,8 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             with clock.stage("parse"):
                 meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl)
             meta.source_path = str(path.resolve())
+            if known := manifest.inferred_key(meta.source_path, meta.file_hash):
+                meta.doc_id, meta.version_id = known  # grouped by its text when first ingested
             if meta.file_hash in kept:
                 duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
                 continue
@@ -470,6 +474,14 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
         if len(pending) >= PARSE_WINDOW:
             parse_pending()
     parse_pending()
+    # versions recognised from the text decide doc ids and versions, so before chunking
+    with clock.stage("parse"):
+        docs = identify([doc for _, _, doc in parsed], manifest)
+    for (path, root, _), doc in zip(parsed, docs, strict=True):
+        try:
+            plans.append(_chunk(doc, root, settings, params, tokens, clock))
+        except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+            fail(path, (doc.meta.doc_id, doc.meta.version_id), exc)
     return plans, skipped
 
 
