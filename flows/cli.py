@@ -213,7 +213,8 @@ def _print_inferred_versions(records: list) -> None:
                       markup=False)
         for link in r.identity.links:
             score = f", body similarity {link.similarity}" if link.similarity is not None else ""
-            console.print(f"  {link.rule} with {link.other}{score}: {link.detail}", markup=False)
+            console.print(f"  {link.rule}: {link.other_is} version {link.other}{score}: "
+                          f"{link.detail}", markup=False)
 
 
 def _print_last_run(last: dict | None) -> None:
@@ -425,8 +426,8 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
             f"({r['run_source']}, {r['run_started_at']})"
         )
         for link in (r.get("identity") or {}).get("links") or []:
-            console.print(f"  version recognised by {link['rule']} with {link['other']}: "
-                          f"{link['detail']}", markup=False)
+            console.print(f"  version recognised by {link['rule']}: {link['other_is']} version "
+                          f"{link['other']}: {link['detail']}", markup=False)
     return 0
 
 

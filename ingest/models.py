@@ -50,6 +50,7 @@ class VersionLink(BaseModel):
     rule: str  # "repeal" (one names the other as repealed/replaced) | "same_title"
     other: str  # the other version's key (doc_id@version_id)
     other_path: str
+    other_is: str = ""  # "older" | "newer": which side of the pair the other version is
     detail: str  # the repeal sentence, or the two titles
     similarity: float | None = None  # body similarity, required for generic titles
 

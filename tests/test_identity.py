@@ -200,6 +200,14 @@ def _write_pdf(path: Path, title: str, body: str) -> None:
     doc.close()
 
 
+def _write_versions(docs: Path, *, newer: bool = True) -> None:
+    docs.mkdir(exist_ok=True)
+    (docs / f"《{OLD_TITLE}》.md").write_text(
+        f"# {OLD_TITLE}\n\n" + OLD_BODY.replace("\n", "\n\n"), encoding="utf-8")
+    if newer:
+        _write_pdf(docs / f"《{NEW_TITLE}》.pdf", NEW_TITLE, NEW_BODY)
+
+
 @pytest.fixture(scope="module")
 def versions_ingested(prefect_api, tmp_path_factory: pytest.TempPathFactory):
     from flows.ingest import ingest_flow
@@ -207,10 +215,7 @@ def versions_ingested(prefect_api, tmp_path_factory: pytest.TempPathFactory):
 
     root = tmp_path_factory.mktemp("versions")
     docs = root / "docs"
-    docs.mkdir()
-    (docs / f"《{OLD_TITLE}》.md").write_text(
-        f"# {OLD_TITLE}\n\n" + OLD_BODY.replace("\n", "\n\n"), encoding="utf-8")
-    _write_pdf(docs / f"《{NEW_TITLE}》.pdf", NEW_TITLE, NEW_BODY)
+    _write_versions(docs)
     for name, text in (("通知-a", "关于五一劳动节放假安排：五月一日至五日放假。"),
                        ("通知-b", "关于开展年度消防演练：九月十日全员参加，地点一号楼。")):
         (docs / f"{name}.md").write_text(f"# 通知（2024年）\n\n{text}\n", encoding="utf-8")
@@ -236,6 +241,35 @@ def test_two_yearly_versions_become_one_document(versions_ingested) -> None:
     assert new.identity.effective_basis.startswith("生效日期")
     assert old.identity.links[0].other == "费用报销管理办法@2025"
     assert not records["通知-a@1"].identity.inferred  # a generic title alone links nothing
+
+
+def test_rerun_recognises_grouped_files_without_parsing_them(versions_ingested) -> None:
+    from flows.ingest import ingest_flow
+
+    summary, settings = versions_ingested
+    again = ingest_flow(summary.source, str(settings.data_dir))
+    assert again.skipped_unchanged == summary.files == 4
+    assert again.embedded == 0 and again.written == 0
+    assert again.documents == summary.documents
+
+
+def test_a_newer_version_added_later_joins_the_published_one(prefect_api, tmp_path: Path) -> None:
+    from flows.ingest import ingest_flow
+    from ingest.config import Settings
+
+    docs, settings = tmp_path / "docs", Settings(data_dir=tmp_path / "data")
+    _write_versions(docs, newer=False)
+    first = ingest_flow(str(docs), str(settings.data_dir))
+    _write_versions(docs)
+    second = ingest_flow(str(docs), str(settings.data_dir))
+    assert first.failures == second.failures == []
+    manifest = ManifestStore(settings.manifest)
+    records = {r.version_key: r for r in manifest.documents()}
+    manifest.close()
+    old_id = "费用报销管理办法-2024版"  # the path id it was first published under, kept
+    assert set(records) == {f"{old_id}@1", f"{old_id}@2025"}
+    assert records[f"{old_id}@1"].effective_to == date(2024, 12, 31)
+    assert records[f"{old_id}@2025"].identity.links[0].rule == "repeal"
 
 
 def test_as_of_returns_each_periods_clause_first(versions_ingested) -> None:

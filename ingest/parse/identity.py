@@ -13,7 +13,10 @@ must not take effect after the newer one. Linked files share one doc id and get 
 from their markers or effective dates; a sidecar that sets doc_id or version is never overridden.
 
 The rules (`facts`, `links`, `decide`) are pure; `identify` applies them to a run's parsed
-documents and the versions its manifest already published.
+documents and the versions its manifest already published. A new version that links to a
+published one takes that one's doc id (published chunks are never rekeyed); published versions
+with a generic title are not compared (their bodies are not at hand), and versions published
+before identities were recorded (manifest migration 002) are not either.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ GENERIC_TITLES = frozenset({
     "manual", "guide", "policy", "memo", "summary", "report", "introduction", "overview",
 })
 MIN_SIMILARITY = 0.4  # body 3-gram Jaccard a generic title needs to link
+MAX_GENERIC_SHARED = 20  # more files than this sharing a generic title are never compared
 
 _YEAR = r"(?<!\d)(?:19|20)\d{2}(?!\d)"
 _CN_DATE = rf"({_YEAR})\s*年\s*(\d{{1,2}})\s*月\s*(\d{{1,2}})\s*日"
@@ -88,7 +92,7 @@ _CONJUNCTION = re.compile(r"^\s*(?:和|及|与|以及|、|,|，)\s*$")
 def normalize(text: str) -> str:
     """NFKC, and line breaks inside CJK text removed (PDF lines break mid-sentence)."""
     text = unicodedata.normalize("NFKC", text)
-    return re.sub(r"(?<=[^\x00-\x7f])[ \t]*\n\s*(?=[^\x00-\x7f])", "", text)
+    return re.sub(r"(?<=[^\x00-\x7f])[ \t]*\n[ \t]*(?=[^\x00-\x7f])", "", text)
 
 
 def split_title(title: str) -> tuple[str, str | None]:
@@ -205,8 +209,9 @@ def facts(title: str, text: str, known_from: date | None = None) -> DocumentIden
 
 
 def body_text(doc: ParsedDocument) -> str:
-    """The text the rules read: every block but whole-table Markdown (its rows follow)."""
-    return "\n".join(b.text for b in doc.blocks if b.kind != BlockKind.TABLE)
+    """The text the rules read: every block but whole-table Markdown (its rows follow); blank
+    lines between blocks, so a heading never runs into the sentence after it."""
+    return "\n\n".join(b.text for b in doc.blocks if b.kind != BlockKind.TABLE)
 
 
 # ---- links between documents and the decision ---------------------------------------------------
@@ -255,7 +260,10 @@ def links(candidates: list[Candidate]) -> list[tuple[int, int, VersionLink]]:
     found: list[tuple[int, int, VersionLink]] = []
     for i, first in enumerate(candidates):
         named = {split_title(r.title)[0] for r in first.facts.repeals}
-        others = {j for base in named | {first.facts.base_title} for j in by_base.get(base, [])}
+        own = by_base.get(first.facts.base_title, [])
+        if is_generic(first.facts.base_title) and len(own) > MAX_GENERIC_SHARED:
+            own = []  # many files called 通知 are many notices, not versions of one
+        others = {j for base in named for j in by_base.get(base, [])} | set(own)
         for j in sorted(others - {i}):
             second = candidates[j]
             if first.tenant_id != second.tenant_id:
@@ -370,7 +378,8 @@ def decide(candidates: list[Candidate], taken: Callable[[str, str, set[str]], bo
             if c.published:
                 continue
             evidence = [link.model_copy(update={"other": keys[b if a == i else a],
-                                                "other_path": candidates[b if a == i else a].ref})
+                                                "other_path": candidates[b if a == i else a].ref,
+                                                "other_is": "newer" if a == i else "older"})
                         for a, b, link in found if i in (a, b)]
             doc, version = keys[i].split("@", 1) if linked else (c.doc_id, c.version_id)
             identity = c.facts.model_copy(update={"inferred": linked, "links": evidence})
@@ -426,12 +435,10 @@ def identify(docs: Iterable[ParsedDocument], manifest) -> list[ParsedDocument]:
         named = {split_title(s.title)[0] for s in r.identity.repeals}
         if r.identity.base_title not in titles and not named & titles:
             continue  # cannot link to anything parsed in this run
-        text = None
         if is_generic(r.identity.base_title):
-            text = "\n".join(ch.text for ch in manifest.version_chunks(r.doc_id, r.version_id)
-                             if ch.kind != "parent")
+            continue  # its body is not at hand to compare: a generic title never links alone
         candidates.append(Candidate(ref=r.source_path, doc_id=r.doc_id, version_id=r.version_id,
-                                    tenant_id=r.tenant_id or "", facts=r.identity, text=text,
+                                    tenant_id=r.tenant_id or "", facts=r.identity, text=None,
                                     file_hash=r.file_hash or "", published=True))
     owners: dict[tuple[str, str], str] = {(r.doc_id, r.version_id): r.source_path for r in records}
     doc_owners: dict[str, set[str]] = {}
@@ -458,6 +465,10 @@ def identify(docs: Iterable[ParsedDocument], manifest) -> list[ParsedDocument]:
 
 
 def _inferable(doc: ParsedDocument) -> bool:
-    """No sidecar names the doc id or version: inference may decide them."""
-    sidecar, _ = read_sidecar(Path(doc.meta.source_path))
+    """No sidecar names the doc id or version: inference may decide them. A sidecar that became
+    unreadable since it was read keeps the document out of inference."""
+    try:
+        sidecar, _ = read_sidecar(Path(doc.meta.source_path))
+    except (OSError, ValueError):
+        return False
     return not (sidecar.doc_id or sidecar.version)
