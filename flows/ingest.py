@@ -443,11 +443,11 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             with clock.stage("parse"):
                 meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl)
             meta.source_path = str(path.resolve())
-            if known := manifest.inferred_key(meta.source_path, meta.file_hash):
-                meta.doc_id, meta.version_id = known  # grouped by its text when first ingested
             if meta.file_hash in kept:
                 duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
                 continue
+            if known := manifest.inferred_key(meta.source_path, meta.file_hash):
+                meta.doc_id, meta.version_id = known  # grouped by its text when first ingested
             key = (meta.doc_id, meta.version_id)
             kept[meta.file_hash] = key
             duplicates.setdefault(key, [])
