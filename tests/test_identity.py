@@ -16,6 +16,7 @@ from ingest.manifest import ManifestStore
 from ingest.models import Block, BlockKind, DocumentMeta, ParsedDocument
 from ingest.parse.identity import (
     Candidate,
+    body_text,
     decide,
     effective_date,
     facts,
@@ -180,6 +181,41 @@ def test_a_sidecar_overrides_inference(tmp_path: Path) -> None:
                        manifest)
         assert [(d.meta.doc_id, d.meta.version_id) for d in out] == [
             ("费用报销管理办法", "2024"), ("费用报销管理办法", "2025")]
+    finally:
+        manifest.close()
+
+
+def test_the_sample_security_policy_repealing_its_own_v2_stays_alone() -> None:
+    from tests_support import SAMPLE_DOCS
+
+    from ingest.parse import parse_document, read_meta
+
+    path = SAMPLE_DOCS / "information_security.pdf"
+    meta, data = read_meta(path, SAMPLE_DOCS, "default", ["all-staff"])
+    doc = parse_document(meta, data)
+    own = Candidate(ref=str(path), doc_id="infosec", version_id="1", tenant_id="default",
+                    facts=facts(doc.meta.title, body_text(doc)), text=body_text(doc))
+    assert [s.title for s in own.facts.repeals] == ["信息安全管理规范(V2.0)"]  # 8.2, over 2 lines
+    assert own.facts.base_title == "信息安全管理规范"
+    assert not decide([own], never_taken)[str(path)].identity.links
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_identity_round_trips_through_the_manifest(backend: str, request, tmp_path: Path) -> None:
+    location = (str(tmp_path / "manifest.db") if backend == "sqlite"
+                else request.getfixturevalue("postgres_database"))
+    manifest = ManifestStore(location)
+    try:
+        manifest.generation = manifest.create_generation("m", 8, "c@1", serving=True).generation
+        doc = identify([_parsed(tmp_path / "old.md", OLD_TITLE, OLD_BODY),
+                        _parsed(tmp_path / "new.md", NEW_TITLE, NEW_BODY)], manifest)[1]
+        manifest.begin(doc.meta, "run1", "c@1", "m")
+        record = manifest.get("费用报销管理办法", "2025")
+        assert record.identity == doc.meta.identity and record.identity.links[0].rule == "repeal"
+        assert record.meta().identity == doc.meta.identity  # kept when a closing rewrites it
+        assert manifest.inferred_key(str(tmp_path / "new.md"), doc.meta.file_hash) == (
+            "费用报销管理办法", "2025")
+        assert manifest.inferred_key(str(tmp_path / "new.md"), "changed") is None
     finally:
         manifest.close()
 

@@ -78,6 +78,7 @@ _STATED = re.compile(rf"自\s*{_CN_DATE}\s*起\s*(?:正式)?(?:施行|执行|生
 _ON_ISSUE = re.compile(r"自(?:发布|印发|公布|颁布|下发)之日起\s*(?:正式)?(?:施行|执行|生效|实施)")
 _ISSUED = re.compile(
     rf"(?:发布日期|印发日期|发文日期|颁布日期|发布时间|印发时间)\s*[:：]?\s*(?:{_CN_DATE}|{_ISO_DATE})")
+_FINISHED = ("。", "；", ";", "！", "!", "？", "?", "：", ":")
 _SENTENCE_END = re.compile(r"[。；;！!？?\n]")
 _TITLE_REF = re.compile(r"《([^《》]{1,60})》")
 _REPEAL_AFTER = re.compile(
@@ -209,9 +210,17 @@ def facts(title: str, text: str, known_from: date | None = None) -> DocumentIden
 
 
 def body_text(doc: ParsedDocument) -> str:
-    """The text the rules read: every block but whole-table Markdown (its rows follow); blank
-    lines between blocks, so a heading never runs into the sentence after it."""
-    return "\n\n".join(b.text for b in doc.blocks if b.kind != BlockKind.TABLE)
+    """The text the rules read: every block but whole-table Markdown (its rows follow). A block
+    that ends mid-sentence (a paragraph split at a page break) runs on into the next one; a
+    heading or a finished sentence does not."""
+    parts: list[str] = []
+    for block in doc.blocks:
+        if block.kind == BlockKind.TABLE:
+            continue
+        text = block.text.strip()
+        finished = block.kind == BlockKind.HEADING or text.endswith(_FINISHED)
+        parts += [text, "\n\n" if finished else "\n"]
+    return "".join(parts)
 
 
 # ---- links between documents and the decision ---------------------------------------------------
