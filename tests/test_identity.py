@@ -86,12 +86,16 @@ def test_repeal_statement_links_the_newer_to_the_older_and_closes_it() -> None:
 
 
 def test_same_title_without_repeal_links_by_markers() -> None:
-    a = candidate("a.md", "考勤管理规定（2023版）", "生效日期：2023年3月1日\n第一条 上班时间九点。")
-    b = candidate("b.md", "考勤管理规定 2025年修订", "第一条 上班时间九点半。")
+    a = candidate("a.md", "考勤管理规定（2023版）", "第一条 上班时间九点。")
+    b = candidate("b.md", "考勤管理规定 2025年修订", "生效日期：2025年3月1日\n第一条 上班九点半。")
     decisions = decide([a, b], never_taken)
     assert decisions["a.md"].doc_id == decisions["b.md"].doc_id == "考勤管理规定"
     assert [link.rule for link in decisions["b.md"].identity.links] == ["same_title"]
     assert (decisions["a.md"].version_id, decisions["b.md"].version_id) == ("2023", "2025")
+    # undated versions sort first: an undated 2026版 next to the dated 2025 one would be closed
+    # by its predecessor, so markers contradicting that order keep them apart
+    late = candidate("c.md", "考勤管理规定（2026版）", "第一条 上班八点。")
+    assert not decide([late, b], never_taken)["c.md"].identity.links
 
 
 def test_same_title_with_nothing_telling_versions_apart_is_two_documents() -> None:
@@ -130,6 +134,7 @@ def test_a_repeal_naming_its_own_title_is_not_a_self_link() -> None:
 def test_daitai_as_a_verb_and_references_are_no_repeals() -> None:
     assert repeal_statements("上一级审批人不得代替下一级审批人审批。") == []
     assert repeal_statements("根据《中华人民共和国会计法》，制定本办法。") == []
+    assert repeal_statements("依据《档案管理办法》有关规定予以废止的文件，移交档案室。") == []
     found = repeal_statements("本办法代替原《差旅费管理办法》。《A规定》和《B规定》同时废止。")
     assert [s.title for s in found] == ["差旅费管理办法", "A规定", "B规定"]
 

@@ -8,9 +8,11 @@ Two files are linked as versions of one document when
 
 Conservative on purpose: a generic title (通知, 办法, README, very short titles) links only when
 the bodies are also alike; a document never links to itself (a repeal of its own earlier
-version names its own title); files of different tenants never link; the older side of a repeal
-must not take effect after the newer one. Linked files share one doc id and get version ids
-from their markers or effective dates; a sidecar that sets doc_id or version is never overridden.
+version names its own title); files of different tenants never link; versions must be in the
+order their effective dates give (that order closes the older one): the repealed one takes
+effect before the one repealing it, and an undated version never links where it would sort
+before a newer one. Linked files share one doc id and get version ids from their markers or
+effective dates; a sidecar that sets doc_id or version is never overridden.
 
 The rules (`facts`, `links`, `decide`) are pure; `identify` applies them to a run's parsed
 documents and the versions its manifest already published. A new version that links to a
@@ -185,8 +187,10 @@ def repeal_statements(text: str) -> list[RepealStatement]:
             if marker and _VERSIONISH.search(marker.group(1)):
                 after = after[marker.end():]
             before = sentence[refs[i - 1].end() if i else 0: ref.start()]
+            if _REFERENCE.search(before):
+                continue  # 根据《…》…: the title is what the text relies on
             if _REPEAL_AFTER.match(after) or _REPEAL_BEFORE.search(before):
-                repealed[i] = not (_REFERENCE.search(before) and not _REPEAL_AFTER.match(after))
+                repealed[i] = True
             elif i + 1 < len(refs) and _CONJUNCTION.match(after):
                 repealed[i] = repealed[i + 1]  # 《A》和《B》同时废止
         for ref, hit in zip(refs, repealed, strict=True):
@@ -306,6 +310,8 @@ def _repeal_link(newer: Candidate, older: Candidate) -> VersionLink | None:
         a, b = older.facts.effective_from, newer.facts.effective_from
         if a and b and a >= b:
             continue  # the repealed one would take effect later: contradictory
+        if a and not b:
+            continue  # undated, it would sort before the one it repeals and be closed by it
         return VersionLink(rule="repeal", other="", other_path=older.ref,
                            detail=statement.sentence)
     return None
@@ -318,9 +324,29 @@ def _same_title_link(newer: Candidate, older: Candidate) -> VersionLink | None:
     distinct = newer.facts.marker != older.facts.marker or (a and b and a != b)
     if not distinct:
         return None  # same title, nothing telling versions apart: two documents, not versions
+    if a and b and a == b:
+        return None  # both in force from one day: no order to close one by the other
+    if bool(a) != bool(b):  # versions sort by date, undated first: the markers must agree
+        undated, dated = (newer, older) if a else (older, newer)
+        if not _marker_before(undated.facts.marker, dated.facts.marker):
+            return None
     return VersionLink(rule="same_title", other="", other_path=older.ref,
                        detail=f"《{newer.facts.title}》 = 《{older.facts.title}》 without version "
                               f"markers ({newer.facts.base_title})")
+
+
+def _marker_before(first: str | None, second: str | None) -> bool:
+    """Whether marker `first` is an earlier year/date or a lower version number than `second`;
+    False when they cannot be compared (修订版 against 2024)."""
+    keys = []
+    for marker in (first, second):
+        if marker and re.fullmatch(r"\d{4}(?:-\d{2}){0,2}", marker):
+            keys.append(("date", tuple(int(p) for p in marker.split("-"))))
+        elif marker and re.fullmatch(r"v\d+(?:\.\d+)*", marker):
+            keys.append(("version", tuple(int(p) for p in marker[1:].split("."))))
+        else:
+            return False
+    return keys[0][0] == keys[1][0] and keys[0][1] < keys[1][1]
 
 
 def _generic(a: Candidate, b: Candidate) -> bool:
@@ -410,7 +436,7 @@ def _group_doc_id(members: list[Candidate], refs: set[str],
 
 def _version_id(c: Candidate, doc_id: str, used: set[str],
                 taken: Callable[[str, str, set[str]], bool]) -> str:
-    options = [c.facts.marker if c.facts.marker and c.facts.marker[:1].isalnum() else None,
+    options = [c.facts.marker,
                c.facts.effective_from.isoformat() if c.facts.effective_from else None,
                c.file_hash[:8] or xxhash.xxh64_hexdigest(c.ref.encode())[:8]]
     for option in options:
