@@ -446,8 +446,9 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             if meta.file_hash in kept:
                 duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
                 continue
-            if known := manifest.inferred_key(meta.source_path, meta.file_hash):
-                meta.doc_id, meta.version_id = known  # grouped by its text when first ingested
+            if known := manifest.inferred_version(meta.source_path, meta.file_hash):
+                meta.doc_id, meta.version_id, meta.identity = (  # recognised by its text before
+                    known.doc_id, known.version_id, known.identity)
             key = (meta.doc_id, meta.version_id)
             kept[meta.file_hash] = key
             duplicates.setdefault(key, [])

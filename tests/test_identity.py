@@ -218,9 +218,9 @@ def test_identity_round_trips_through_the_manifest(backend: str, request, tmp_pa
         record = manifest.get("费用报销管理办法", "2025")
         assert record.identity == doc.meta.identity and record.identity.links[0].rule == "repeal"
         assert record.meta().identity == doc.meta.identity  # kept when a closing rewrites it
-        assert manifest.inferred_key(str(tmp_path / "new.md"), doc.meta.file_hash) == (
-            "费用报销管理办法", "2025")
-        assert manifest.inferred_key(str(tmp_path / "new.md"), "changed") is None
+        known = manifest.inferred_version(str(tmp_path / "new.md"), doc.meta.file_hash)
+        assert (known.doc_id, known.version_id) == ("费用报销管理办法", "2025")
+        assert manifest.inferred_version(str(tmp_path / "new.md"), "changed") is None
     finally:
         manifest.close()
 
@@ -294,7 +294,8 @@ def test_rerun_recognises_grouped_files_without_parsing_them(versions_ingested) 
     assert again.documents == summary.documents
 
 
-def test_a_newer_version_added_later_joins_the_published_one(prefect_api, tmp_path: Path) -> None:
+def test_a_newer_version_added_later_joins_the_published_one(prefect_api, tmp_path: Path,
+                                                            monkeypatch) -> None:
     from flows.ingest import ingest_flow
     from ingest.config import Settings
 
@@ -311,6 +312,23 @@ def test_a_newer_version_added_later_joins_the_published_one(prefect_api, tmp_pa
     assert set(records) == {f"{old_id}@1", f"{old_id}@2025"}
     assert records[f"{old_id}@1"].effective_to == date(2024, 12, 31)
     assert records[f"{old_id}@2025"].identity.links[0].rule == "repeal"
+    # another chunker parses both files again: both keep the ids the stores hold
+    monkeypatch.setenv("KBFLOW_CHUNK_MIN_TOKENS", "7")
+    third = ingest_flow(str(docs), str(settings.data_dir))
+    assert third.failures == [] and third.skipped_unchanged == 0 and third.written == 2
+    manifest = ManifestStore(settings.manifest)
+    assert {r.version_key for r in manifest.documents()} == set(records)
+    manifest.close()
+
+
+def test_versions_recorded_by_an_earlier_run_keep_their_ids() -> None:
+    old = candidate("old.md", OLD_TITLE, OLD_BODY, doc_id="first-id", version="1")
+    new = candidate("new.pdf", NEW_TITLE, NEW_BODY, doc_id="first-id", version="2025")
+    old.recorded = new.recorded = True
+    decisions = decide([old, new], never_taken)
+    assert [(d.doc_id, d.version_id) for d in decisions.values()] == [
+        ("first-id", "1"), ("first-id", "2025")]
+    assert decisions["new.pdf"].identity.links[0].other == "first-id@1"
 
 
 def test_as_of_returns_each_periods_clause_first(versions_ingested) -> None:

@@ -356,15 +356,17 @@ class ManifestStore:
             self._log(db, doc_id, version_id, state, note, run_id, now)
         return state
 
-    def inferred_key(self, source_path: str, file_hash: str) -> tuple[str, str] | None:
-        """The version a sidecar-less file with this content was last ingested as, so an
-        unchanged file grouped with others by its text is recognised without parsing it."""
+    def inferred_version(self, source_path: str, file_hash: str) -> DocumentRecord | None:
+        """The version a sidecar-less file with this content was last ingested as (in this
+        generation, else in the newest other one, for a rebuild), so a file grouped with others
+        by its text keeps its doc id and version without parsing, or when parsed again."""
         row = self._db.execute(
-            """SELECT doc_id, version_id FROM documents WHERE generation=? AND source_path=?
-               AND file_hash=? AND identity IS NOT NULL AND state<>?""",
-            (self.generation, source_path, file_hash, State.TOMBSTONED),
+            """SELECT * FROM documents WHERE source_path=? AND file_hash=?
+               AND identity IS NOT NULL AND state<>?
+               ORDER BY CASE WHEN generation=? THEN 0 ELSE 1 END, updated_at DESC LIMIT 1""",
+            (source_path, file_hash, State.TOMBSTONED, self.generation),
         ).fetchone()
-        return (row[0], row[1]) if row else None
+        return _record(row) if row else None
 
     def relocate(self, doc_id: str, version_id: str, source_path: str, source_root: str) -> None:
         """Record where an unchanged file lives now (a moved or re-checked-out folder)."""

@@ -241,6 +241,7 @@ class Candidate:
     text: str | None  # body text; None when unknown (a published version not reloaded)
     file_hash: str = ""
     published: bool = False
+    recorded: bool = False  # its doc id and version were decided by an earlier run: kept
 
 
 @dataclass
@@ -367,8 +368,9 @@ def decide(candidates: list[Candidate], taken: Callable[[str, str, set[str]], bo
            ) -> dict[str, Decision]:
     """A decision per unpublished candidate (by ref): its doc id, version id and evidence.
 
-    Linked candidates share a doc id: the published one's when the group has one (its chunks are
-    not rekeyed), else one derived from the newest version's base title.
+    Linked candidates share a doc id: the published one's when the group has one, else one an
+    earlier run gave a member (`recorded`; ids in the stores are never rekeyed), else one derived
+    from the newest version's base title.
     `taken(doc_id, version_id, refs)` says the key (the doc id when version_id is "") is used by
     a file outside `refs`, so a new doc id gets a hash suffix and a version id falls back from
     marker to date to file hash."""
@@ -393,44 +395,44 @@ def decide(candidates: list[Candidate], taken: Callable[[str, str, set[str]], bo
         members.sort(key=lambda i: _order(candidates[i]))
         linked = len(members) > 1
         refs = {candidates[i].ref for i in members}
-        doc_id = _group_doc_id([candidates[i] for i in members], refs, taken) if linked else None
-        if doc_id and doc_id in assigned:  # another group's title strips to the same id
-            doc_id += "-" + xxhash.xxh64_hexdigest("\x1f".join(sorted(refs)).encode())[:6]
-        if doc_id:
+        doc_id = None
+        if linked:
+            doc_id = _group_doc_id([candidates[i] for i in members], refs, assigned, taken)
             assigned.add(doc_id)
-        used: set[str] = {candidates[i].version_id for i in members if candidates[i].published}
-        keys: dict[int, str] = {}
+        fixed = {i for i in members if candidates[i].published
+                 or (candidates[i].recorded and candidates[i].doc_id == doc_id)}
+        used: set[str] = {candidates[i].version_id for i in fixed}
+        keys: dict[int, tuple[str, str]] = {}
+        for i in members:
+            c = candidates[i]
+            if i in fixed or doc_id is None:
+                keys[i] = c.doc_id, c.version_id
+                continue
+            keys[i] = doc_id, _version_id(c, doc_id, used, taken)
+            used.add(keys[i][1])
         for i in members:
             c = candidates[i]
             if c.published:
-                keys[i] = version_key(c.doc_id, c.version_id)
                 continue
-            version = _version_id(c, doc_id, used, taken) if doc_id else c.version_id
-            used.add(version)
-            keys[i] = version_key(doc_id or c.doc_id, version)
-        for i in members:
-            c = candidates[i]
-            if c.published:
-                continue
-            evidence = [link.model_copy(update={"other": keys[b if a == i else a],
+            evidence = [link.model_copy(update={"other": version_key(*keys[b if a == i else a]),
                                                 "other_path": candidates[b if a == i else a].ref,
                                                 "other_is": "newer" if a == i else "older"})
                         for a, b, link in found if i in (a, b)]
-            doc, version = keys[i].split("@", 1) if linked else (c.doc_id, c.version_id)
             identity = c.facts.model_copy(update={"inferred": linked, "links": evidence})
-            decisions[c.ref] = Decision(doc_id=doc, version_id=version, identity=identity)
+            decisions[c.ref] = Decision(doc_id=keys[i][0], version_id=keys[i][1],
+                                        identity=identity)
     return decisions
 
 
-def _group_doc_id(members: list[Candidate], refs: set[str],
+def _group_doc_id(members: list[Candidate], refs: set[str], assigned: set[str],
                   taken: Callable[[str, str, set[str]], bool]) -> str:
-    published = [c for c in members if c.published]
-    if published:
-        return published[-1].doc_id
+    kept = [c for c in members if c.published] or [c for c in members if c.recorded]
+    if kept:  # ids already in the stores stay: chunks are never rekeyed
+        return kept[-1].doc_id
     base = members[-1].facts.base_title  # the newest version's name
     doc_id = re.sub(r"[^\w]+", "-", base).strip("-").lower() or "document"
-    if taken(doc_id, "", refs):  # the id already names another document
-        doc_id += "-" + xxhash.xxh64_hexdigest(base.encode())[:6]
+    if taken(doc_id, "", refs) or doc_id in assigned:  # it names another document already
+        doc_id += "-" + xxhash.xxh64_hexdigest("\x1f".join(sorted(refs)).encode())[:6]
     return doc_id
 
 
@@ -457,7 +459,7 @@ def identify(docs: Iterable[ParsedDocument], manifest) -> list[ParsedDocument]:
         return docs
     candidates = [Candidate(ref=ref, doc_id=d.meta.doc_id, version_id=d.meta.version_id,
                             tenant_id=d.meta.tenant_id, text=body_text(d),
-                            file_hash=d.meta.file_hash,
+                            file_hash=d.meta.file_hash, recorded=d.meta.identity is not None,
                             facts=facts(d.meta.title, body_text(d), d.meta.effective_from))
                   for ref, d in parsed.items()]
     records = manifest.documents()

@@ -6,3 +6,6 @@
 --   evidence (ingest/parse/identity.py). NULL for versions whose sidecar sets doc_id or version.
 
 ALTER TABLE documents ADD COLUMN identity TEXT;
+
+-- a file's recorded version is looked up by its path on every run
+CREATE INDEX documents_by_path ON documents (source_path);
