@@ -216,10 +216,26 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row(r.doc_id, r.version_id, f"[{style}]{r.state}[/]", str(r.chunk_count),
                       effective, r.title or "", r.reason or "")
     console.print(table)
+    _print_inferred_versions(records)
     console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
                                             or "none"))
     _print_last_run(last)
     return 0
+
+
+def _print_inferred_versions(records: list) -> None:
+    """Versions recognised from the text (no sidecar): the rule, its sentence and the dates."""
+    inferred = [r for r in records if r.identity and r.identity.inferred]
+    if inferred:
+        console.print("versions recognised from their text (no sidecar):")
+    for r in inferred:
+        console.print(f"{r.version_key}: in force {r.effective_from or '…'} → "
+                      f"{r.effective_to or '…'} ({r.identity.effective_basis or 'no date stated'})",
+                      markup=False)
+        for link in r.identity.links:
+            score = f", body similarity {link.similarity}" if link.similarity is not None else ""
+            console.print(f"  {link.rule}: {link.other_is} version {link.other}{score}: "
+                          f"{link.detail}", markup=False)
 
 
 def _print_last_run(last: dict | None) -> None:
@@ -465,6 +481,9 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
             f"  content_hash {c['content_hash']}, written by run {r['run_id']} "
             f"({r['run_source']}, {r['run_started_at']})"
         )
+        for link in (r.get("identity") or {}).get("links") or []:
+            console.print(f"  version recognised by {link['rule']}: {link['other_is']} version "
+                          f"{link['other']}: {link['detail']}", markup=False)
     return 0
 
 

@@ -47,6 +47,7 @@ from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State, Triple
 from ingest.parse import ParseError, ParsePool, read_meta, walk
+from ingest.parse.identity import identify
 from ingest.parse.metadata import default_doc_id
 from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.stores import Stores, open_stores
@@ -475,6 +476,7 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
     claimed: dict[str, str] = {}
     kept: dict[str, tuple[str, str]] = {}  # file hash → the version it was ingested as
     pending: list[tuple[Path, Path, DocumentMeta, bytes]] = []
+    parsed: list[tuple[Path, Path, ParsedDocument]] = []
 
     def fail(path: Path, key: tuple[str, str], exc: Exception) -> None:
         reason = f"{type(exc).__name__}: {exc}"
@@ -494,7 +496,7 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
                     raise doc
                 if isinstance(doc, str):
                     raise ParseError(doc)
-                plans.append(_chunk(doc, root, settings, params, tokens, clock))
+                parsed.append((path, root, doc))
             except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
                 fail(path, key, exc)
         pending.clear()
@@ -511,6 +513,9 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
             if substantial and meta.file_hash in kept:
                 duplicates.setdefault(kept[meta.file_hash], []).append(meta.source_path)
                 continue
+            if known := manifest.inferred_version(meta.source_path, meta.file_hash):
+                meta.doc_id, meta.version_id, meta.identity = (  # recognised by its text before
+                    known.doc_id, known.version_id, known.identity)
             key = (meta.doc_id, meta.version_id)
             if substantial:
                 kept[meta.file_hash] = key
@@ -541,6 +546,14 @@ def _prepare(files: list[tuple[Path, Path]], settings: Settings, manifest: Manif
         if len(pending) >= PARSE_WINDOW:
             parse_pending()
     parse_pending()
+    # versions recognised from the text decide doc ids and versions, so before chunking
+    with clock.stage("parse"):
+        docs = identify([doc for _, _, doc in parsed], manifest)
+    for (path, root, _), doc in zip(parsed, docs, strict=True):
+        try:
+            plans.append(_chunk(doc, root, settings, params, tokens, clock))
+        except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+            fail(path, (doc.meta.doc_id, doc.meta.version_id), exc)
     return plans, skipped
 
 

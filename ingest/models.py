@@ -37,6 +37,38 @@ class BlockKind(StrEnum):
     TABLE = "table"  # a whole table as Markdown, for reading; its rows follow as TABLE_ROW blocks
 
 
+class RepealStatement(BaseModel):
+    """A sentence of a document that repeals or replaces another one, named by its 《title》."""
+
+    title: str  # as named, with its version marker when the sentence gives one
+    sentence: str
+
+
+class VersionLink(BaseModel):
+    """Why two files were taken as versions of one document."""
+
+    rule: str  # "repeal" (one names the other as repealed/replaced) | "same_title"
+    other: str  # the other version's key (doc_id@version_id)
+    other_path: str
+    other_is: str = ""  # "older" | "newer": which side of the pair the other version is
+    detail: str  # the repeal sentence, or the two titles
+    similarity: float | None = None  # body similarity, required for generic titles
+
+
+class DocumentIdentity(BaseModel):
+    """What the text says about a sidecar-less document's identity, and how it was grouped
+    (ingest/parse/identity.py); stored in the manifest so later runs can match against it."""
+
+    inferred: bool = False  # doc id and version were decided by grouping with other files
+    title: str
+    base_title: str  # the title without version markers
+    marker: str | None = None  # the version marker the title carried: "2025", "v2.0", "修订版"
+    effective_from: date | None = None
+    effective_basis: str | None = None  # the text that states the effective date
+    repeals: list[RepealStatement] = Field(default_factory=list)
+    links: list[VersionLink] = Field(default_factory=list)
+
+
 class DocumentMeta(BaseModel):
     """Who a document belongs to and when it is in force (from sidecar, text and defaults)."""
 
@@ -50,6 +82,7 @@ class DocumentMeta(BaseModel):
     effective_from: date | None = None
     effective_to: date | None = None
     file_hash: str
+    identity: DocumentIdentity | None = None  # set for documents without sidecar ids
 
 
 class Block(BaseModel):

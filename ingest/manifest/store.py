@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from ingest.diff import Published, fingerprint
 from ingest.manifest.sql import Connection, connect
-from ingest.models import Chunk, DocumentMeta, State, version_key
+from ingest.models import Chunk, DocumentIdentity, DocumentMeta, State, version_key
 
 # Forward path of a healthy version; FAILED and TOMBSTONED can be entered from anywhere.
 _NEXT = {
@@ -78,6 +78,7 @@ class DocumentRecord(BaseModel):
     chunker_version: str | None
     embedding_model: str | None
     parse_report: dict | None
+    identity: DocumentIdentity | None = None  # inferred from the text (no sidecar ids)
     chunk_count: int
     attempts: int
     last_run_id: str | None
@@ -94,6 +95,7 @@ class DocumentRecord(BaseModel):
             tenant_id=self.tenant_id or "", acl=self.acl, source_uri=self.source_uri or "",
             source_path=self.source_path, effective_from=self.effective_from,
             effective_to=self.effective_to_declared, file_hash=self.file_hash or "",
+            identity=self.identity,
         )
 
 
@@ -254,8 +256,8 @@ class ManifestStore:
                        source_path, source_root, source_uri, file_hash, tenant_id, acl,
                        effective_from, effective_to, effective_to_declared, parser_version,
                        chunker_version, embedding_model, parse_report, attempts, last_run_id,
-                       updated_at)
-                   VALUES (?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?)
+                       updated_at, identity)
+                   VALUES (?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)
                    ON CONFLICT (generation, doc_id, version_id) DO UPDATE SET
                        state=excluded.state, reason=NULL, title=excluded.title,
                        source_path=excluded.source_path,
@@ -269,7 +271,7 @@ class ManifestStore:
                        embedding_model=excluded.embedding_model,
                        parse_report=coalesce(excluded.parse_report, documents.parse_report),
                        attempts=documents.attempts + 1, last_run_id=excluded.last_run_id,
-                       updated_at=excluded.updated_at""",
+                       updated_at=excluded.updated_at, identity=excluded.identity""",
                 (
                     self._gen, meta.doc_id, meta.version_id, State.CREATED, meta.title,
                     meta.source_path, source_root, meta.source_uri, meta.file_hash,
@@ -278,6 +280,7 @@ class ManifestStore:
                     chunker_version, model,
                     json.dumps(parse_report, ensure_ascii=False) if parse_report else None,
                     run_id, now,
+                    meta.identity.model_dump_json() if meta.identity else None,
                 ),
             )
             self._log(db, meta.doc_id, meta.version_id, State.CREATED, None, run_id, now)
@@ -357,6 +360,18 @@ class ManifestStore:
             )
             self._log(db, doc_id, version_id, state, note, run_id, now)
         return state
+
+    def inferred_version(self, source_path: str, file_hash: str) -> DocumentRecord | None:
+        """The version a sidecar-less file with this content was last ingested as (in this
+        generation, else in the newest other one, for a rebuild), so a file grouped with others
+        by its text keeps its doc id and version without parsing, or when parsed again."""
+        row = self._db.execute(
+            """SELECT * FROM documents WHERE source_path=? AND file_hash=?
+               AND identity IS NOT NULL AND state<>?
+               ORDER BY CASE WHEN generation=? THEN 0 ELSE 1 END, updated_at DESC LIMIT 1""",
+            (source_path, file_hash, State.TOMBSTONED, self.generation),
+        ).fetchone()
+        return _record(row) if row else None
 
     def relocate(self, doc_id: str, version_id: str, source_path: str, source_root: str) -> None:
         """Record where an unchanged file lives now (a moved or re-checked-out folder)."""
@@ -524,14 +539,17 @@ class ManifestStore:
     def trace(self, chunk_id: str) -> list[dict]:
         """Every generation's record of a chunk, with the run that wrote it."""
         rows = self._db.execute(
-            """SELECT c.generation, c.record, c.run_id, r.started_at, r.source
+            """SELECT c.generation, c.record, c.run_id, r.started_at, r.source, d.identity
                FROM chunks c LEFT JOIN runs r ON r.run_id = c.run_id
+               LEFT JOIN documents d ON d.generation = c.generation AND d.doc_id = c.doc_id
+                   AND d.version_id = c.version_id
                WHERE c.chunk_id=? ORDER BY c.generation""",
             (chunk_id,),
         )
         return [
             {"generation": r[0], "chunk": json.loads(r[1]), "run_id": r[2],
-             "run_started_at": r[3], "run_source": r[4]}
+             "run_started_at": r[3], "run_source": r[4],
+             "identity": json.loads(r[5]) if r[5] else None}
             for r in rows
         ]
 
@@ -575,6 +593,7 @@ def _record(row) -> DocumentRecord:
     data["acl"] = json.loads(data["acl"] or "[]")
     data["duplicate_paths"] = json.loads(data["duplicate_paths"] or "[]")
     data["parse_report"] = json.loads(data["parse_report"]) if data["parse_report"] else None
+    data["identity"] = json.loads(data["identity"]) if data.get("identity") else None
     return DocumentRecord.model_validate(data)
 
 
