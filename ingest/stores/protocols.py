@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from ingest.embed import Embedding
-from ingest.models import Chunk, Hit, SearchFilter, Triple
+from ingest.models import Chunk, GraphNode, GraphPath, Hit, SearchFilter, Triple
+from ingest.stores.graph_paths import Direction
 
 
 @runtime_checkable
@@ -69,6 +70,20 @@ class GraphStore(Protocol):
         ...
 
     def triples(self, version_key: str) -> list[Triple]: ...
+
+    def paths(self, start: Sequence[str], flt: SearchFilter, *,
+              predicates: Sequence[str] | None = None, hops: int = 2,
+              direction: Direction = "both", max_nodes: int = 200,
+              max_paths: int = 100) -> list[GraphPath]:
+        """Simple paths of 1..hops relations from the entities named `start`, shortest first,
+        over relations of `predicates` (all when None) that `flt` lets the reader see (each
+        relation is as visible as its source chunk, checked inside the store's query). At most
+        `max_nodes` entities are reached and `max_paths` paths returned, whatever the degree."""
+        ...
+
+    def entities(self, tenant_id: str) -> list[GraphNode]:
+        """Entities with at least one relation of the tenant: names for linking a query."""
+        ...
 
     def chunk_ids(self, version_key: str) -> set[str]: ...
 
