@@ -1,0 +1,134 @@
+"""The graph as a retrieval channel: relation and multi-hop questions answered by paths.
+
+    query ─► link entities (ingest/graph/link.py) ─► route: relation intent → allowed relations,
+    direction, hops ─► bounded, visibility-filtered path search (GraphStore.paths) ─► score each
+    path ─► its relations' source chunks, ranked, each with the path that led to it
+
+A query with no linked entity never reaches the store (there is nowhere to start). A query with
+linked entities but no relation intent ("部门负责人住宿标准") gets a one-hop walk over every
+relation at a lower weight, so ordinary questions pay one small query and lose little.
+Every chunk returned is the source of a relation the reader may see: a relation never stands
+alone as a fact, it always leads back to the clause that states it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ingest.graph.link import EntityIndex, Link
+from ingest.models import GraphPath, SearchFilter
+from ingest.stores.graph_paths import Direction
+from ingest.stores.protocols import GraphStore
+
+
+@dataclass(frozen=True)
+class Route:
+    """What the graph channel is asked to walk for one query."""
+
+    intent: str  # cited_by, cites, clause_ref, approves, related, or entities (no intent)
+    predicates: tuple[str, ...] | None  # None: every relation type
+    direction: Direction
+    hops: int
+    weight: float  # how much the intent trusts the graph (scales every path's score)
+
+
+# First match wins: the more specific phrasings come first.
+_INTENTS: list[tuple[re.Pattern[str], Route]] = [
+    (re.compile(r"条款|哪条|那条|哪一条|第\S{1,6}条.{0,10}(提到|引用|援引|所指|规定)"),
+     Route("clause_ref", ("引用条款",), "both", 2, 1.0)),
+    (re.compile(r"(哪些|什么|哪个|哪份|谁).{0,10}(引用|援引|提到|参照)|被.{0,12}(引用|援引)"),
+     Route("cited_by", ("引用",), "in", 2, 1.0)),
+    (re.compile(r"(引用|援引|参照)了?(哪些|什么|哪)|依据|根据(哪|什么)|上位"),
+     Route("cites", ("引用",), "out", 2, 1.0)),
+    (re.compile(r"谁.{0,4}(审批|批准|审核|签批|核准|批)|审批人|审批权限|由谁|"
+                r"(审批|批准|审核)(哪些|什么)|(需要|要|须|需).{0,6}(审批|批准)"),
+     Route("approves", ("审批",), "both", 1, 1.0)),
+    (re.compile(r"相关|有关|关联|哪些(制度|文件|规定|办法)"),
+     Route("related", None, "both", 2, 0.8)),
+]
+_ENTITIES_ONLY = Route("entities", None, "both", 1, 0.3)
+MIN_LINK_SCORE = 0.8  # looser links (a clause number without a title) need an intent to route
+PRIORS = {"引用": 1.0, "引用条款": 1.0, "审批": 0.9}  # relation types the extractors state best
+LENGTH_DECAY = 0.5  # each hop past the first halves a path's score
+
+
+class GraphHit(NamedTuple):
+    chunk_id: str
+    score: float
+    path: GraphPath
+
+
+def route(query: str, links: list[Link]) -> Route | None:
+    """The walk a query asks for, or None when the graph has nothing to offer it."""
+    if not links:
+        return None
+    text = unicodedata.normalize("NFKC", query)
+    for pattern, intent in _INTENTS:
+        if pattern.search(text):
+            return intent
+    return _ENTITIES_ONLY if max(link.score for link in links) >= MIN_LINK_SCORE else None
+
+
+def score_path(path: GraphPath, link: Link, intent: Route) -> float:
+    """Entity match × relation prior × extractor confidence × intent weight, halved per hop."""
+    score = link.score * intent.weight * LENGTH_DECAY ** (len(path.relations) - 1)
+    for relation in path.relations:
+        score *= PRIORS.get(relation.predicate, 0.6) * relation.confidence
+    return score
+
+
+class GraphChannel:
+    """Graph retrieval over one open graph store (one generation); the entity names of each
+    tenant are read once and kept until the graph changes (its relation count)."""
+
+    def __init__(self, graph: GraphStore, max_paths: int = 100, max_nodes: int = 200) -> None:
+        self._graph = graph
+        self._max_paths = max_paths
+        self._max_nodes = max_nodes
+        self._indexes: dict[str, tuple[int, EntityIndex]] = {}
+
+    def entity_index(self, tenant_id: str) -> EntityIndex:
+        size = self._graph.count()
+        cached = self._indexes.get(tenant_id)
+        if cached is None or cached[0] != size:
+            cached = (size, EntityIndex(self._graph.entities(tenant_id)))
+            self._indexes[tenant_id] = cached
+        return cached[1]
+
+    def search(self, query: str, flt: SearchFilter, k: int = 20,
+               hops: int | None = None) -> tuple[Route | None, list[GraphHit]]:
+        """The route taken (None: skipped) and up to k chunks, best first, each with the
+        best-scoring path that reached it."""
+        links = self.entity_index(flt.tenant_id).link(query)
+        intent = route(query, links)
+        if intent is None:
+            return None, []
+        start = {link.name: link for link in links if link.score >= MIN_LINK_SCORE
+                 or intent is not _ENTITIES_ONLY}
+        paths = self._graph.paths(
+            sorted(start), flt, predicates=intent.predicates, hops=hops or intent.hops,
+            direction=intent.direction, max_nodes=self._max_nodes, max_paths=self._max_paths,
+        )
+        best: dict[str, GraphHit] = {}
+        for path in paths:
+            score = score_path(path, start[path.nodes[0].name], intent)
+            for relation in path.relations:
+                chunk_id = relation.source_chunk_id
+                if chunk_id not in best or score > best[chunk_id].score:
+                    best[chunk_id] = GraphHit(chunk_id, score, path)
+        ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk_id))
+        return intent, ranked[:k]
+
+
+def describe(path: GraphPath) -> str:
+    """One readable line: 审批权限表 ←引用― 差旅费管理办法 [chunk …, travel-expense@2026]."""
+    parts = [path.nodes[0].name]
+    for before, node, relation in zip(path.nodes, path.nodes[1:], path.relations, strict=False):
+        forward = (relation.subject, relation.object) == (before.name, node.name)
+        arrow = f"―{relation.predicate}→" if forward else f"←{relation.predicate}―"
+        parts.append(f"{arrow} {node.name} [{relation.source_chunk_id} "
+                     f"{relation.doc_id}@{relation.version_id}]")
+    return " ".join(parts)
