@@ -46,6 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--k", type=int, default=5)
     search.add_argument("--json", action="store_true")
 
+    graph = commands.add_parser("graph", help="an entity's relations in the graph, with the "
+                                "clauses and versions they were extracted from")
+    graph.add_argument("entity", help="a document title, clause (《差旅费管理办法》第十条), role …")
+    graph.add_argument("--hops", type=int, default=2, help="relations per path (1-4, default 2)")
+    graph.add_argument("--tenant", help="tenant to read (default: KBFLOW_DEFAULT_TENANT)")
+    graph.add_argument("--group", action="append", dest="groups",
+                       help="ACL group of the reader; repeatable (default: KBFLOW_DEFAULT_ACL)")
+    graph.add_argument("--as-of", type=date.fromisoformat, default=None,
+                       help="business date YYYY-MM-DD (default today)")
+    graph.add_argument("--json", action="store_true")
+
     chunks = commands.add_parser("chunks", help="a document's published chunks: boundaries, "
                                  "kinds, pages, prefixes, token counts and parents")
     chunks.add_argument("doc_id")
@@ -101,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
-        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
+        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model, "graph": _graph,
     }
     try:
         if args.command in FLOW_COMMANDS:
@@ -312,6 +323,37 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         )
     if not response.results:
         console.print("no results")
+    return 0
+
+
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
+    from ingest.search.graph_channel import describe, entity_relations
+
+    found = entity_relations(
+        settings, args.entity, tenant_id=args.tenant or settings.default_tenant,
+        groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(),
+        hops=args.hops,
+    )
+    if args.json:
+        _print_json(found)
+        return 0 if found.paths else 1
+    if not found.paths:
+        console.print(f"no visible relations of {args.entity}"
+                      + (f" (linked: {', '.join(found.start)})" if found.start else ""))
+        return 1
+    console.print(f"[bold]{escape(args.entity)}[/]: {len(found.paths)} paths within "
+                  f"{found.hops} hops from {', '.join(found.start)}")
+    for path in found.paths:
+        console.print(escape(describe(path)))
+        for relation in path.relations:
+            source = found.sources.get(relation.source_chunk_id)
+            where = (f"{source.doc_id}@{source.version_id} {source.clause_no or ''}: "
+                     f"{' '.join(source.text.split())[:80]}" if source
+                     else "(chunk not in the manifest)")
+            console.print(f"   [dim]{relation.predicate} {relation.extractor} "
+                          f"{relation.confidence:.2f} ← {escape(where)}[/]")
     return 0
 
 

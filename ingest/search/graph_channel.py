@@ -16,10 +16,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import date
 from typing import NamedTuple
 
+from pydantic import BaseModel
+
+from ingest.config import Settings
 from ingest.graph.link import EntityIndex, Link
+from ingest.graph.normalize import canonical
+from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
+from ingest.stores import open_graph
 from ingest.stores.graph_paths import Direction
 from ingest.stores.protocols import GraphStore
 
@@ -66,6 +73,9 @@ def route(query: str, links: list[Link]) -> Route | None:
     if not links:
         return None
     text = unicodedata.normalize("NFKC", query)
+    for link in sorted(links, key=lambda link: -len(link.surface)):
+        if link.type != "Clause":  # 审批权限表 names a document, not an approval question
+            text = text.replace(link.surface, "□")
     for pattern, intent in _INTENTS:
         if pattern.search(text):
             return intent
@@ -132,3 +142,51 @@ def describe(path: GraphPath) -> str:
         parts.append(f"{arrow} {node.name} [{relation.source_chunk_id} "
                      f"{relation.doc_id}@{relation.version_id}]")
     return " ".join(parts)
+
+
+class SourceClause(BaseModel):
+    """Where a relation was stated: the chunk, its document version and clause."""
+
+    chunk_id: str
+    doc_id: str
+    version_id: str
+    clause_no: str | None
+    text: str
+
+
+class EntityRelations(BaseModel):
+    """`kbflow graph ENTITY`: the entity's visible paths and the clauses they came from."""
+
+    entity: str
+    start: list[str]  # the entity names the walk started from
+    hops: int
+    paths: list[GraphPath]
+    sources: dict[str, SourceClause]  # source chunk id → its clause
+
+
+def entity_relations(settings: Settings, entity: str, *, tenant_id: str, groups: list[str],
+                     as_of: date, hops: int = 2, max_paths: int = 200) -> EntityRelations:
+    """Every relation path of an entity the reader may see in the serving generation. The name
+    is taken canonically (《审批权限表》 = 审批权限表); a name the graph does not hold is linked
+    (部门主管 → 部门负责人, 差旅费管理办法第16条 → its clause)."""
+    manifest = ManifestStore(settings.manifest)
+    try:
+        if manifest.generation is None:
+            return EntityRelations(entity=entity, start=[], hops=hops, paths=[], sources={})
+        flt = SearchFilter(tenant_id=tenant_id, groups=groups, as_of=as_of,
+                           version_keys=manifest.published_keys())
+        graph = open_graph(settings, manifest.generation)
+        try:
+            index = EntityIndex(graph.entities(tenant_id))
+            start = [canonical(entity)] if canonical(entity) in index.by_name else sorted(
+                {link.name for link in index.link(entity)})
+            paths = graph.paths(start, flt, hops=hops, max_paths=max_paths) if start else []
+        finally:
+            graph.close()
+        chunks = manifest.chunks({r.source_chunk_id for p in paths for r in p.relations})
+    finally:
+        manifest.close()
+    sources = {cid: SourceClause(chunk_id=cid, doc_id=c.doc_id, version_id=c.version_id,
+                                 clause_no=c.clause_no, text=c.text)
+               for cid, c in chunks.items()}
+    return EntityRelations(entity=entity, start=start, hops=hops, paths=paths, sources=sources)

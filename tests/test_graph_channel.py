@@ -1,0 +1,90 @@
+"""Routing and scoring of the graph channel, over a real LadybugDB store."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from test_store_contract import flt, make_chunk
+
+from ingest.graph import extract_triples
+from ingest.graph.link import Link
+from ingest.search.graph_channel import GraphChannel, describe, route
+from ingest.stores.ladybug_graph import LadybugGraphStore
+
+DOC = Link("审批权限表", "Document", "审批权限表", 0.9)
+ROLE = Link("部门负责人", "Role", "部门负责人", 0.9)
+
+
+@pytest.mark.parametrize("query,intent", [
+    ("哪些制度引用了《审批权限表》", "cited_by"),
+    ("《审批权限表》被哪些文件引用", "cited_by"),
+    ("《差旅费管理办法》引用了哪些制度", "cites"),
+    ("差旅费管理办法的上位制度是什么", "cites"),
+    ("第十六条提到的那条规定是什么", "clause_ref"),
+    ("差旅费报销要谁审批", "approves"),
+    ("和审批权限表相关的制度", "related"),
+    ("审批权限表", "entities"),
+])
+def test_relation_intents_route_to_the_graph(query: str, intent: str) -> None:
+    chosen = route(query, [DOC])
+    assert chosen is not None and chosen.intent == intent
+
+
+def test_queries_without_entities_or_with_loose_ones_skip_the_graph() -> None:
+    assert route("哪些制度引用了员工手册", []) is None
+    loose = Link("《差旅费管理办法》第七条", "Clause", "第七条", 0.6)
+    assert route("第七条", [loose]) is None
+    assert route("第七条提到的规定", [loose]).intent == "clause_ref"
+    assert route("部门负责人出差住宿标准", [ROLE]).weight < 0.5
+
+
+@pytest.fixture
+def graph(tmp_path: Path):
+    """Three documents: travel (t1, staff) and procurement (t2) cite 审批权限表; travel v2
+    (from 2026) states who approves what."""
+    store = LadybugGraphStore(tmp_path / "graph")
+    travel = make_chunk(5, doc="travel", text="第五条 报销审批权限见《审批权限表》。")
+    travel_new = make_chunk(6, doc="travel", version="2", eff_from=date(2026, 1, 1),
+                            text="第六条 住宿费 超标部分由部门负责人审批，详见《审批权限表》。")
+    other = make_chunk(7, doc="procurement", tenant="t2",
+                       text="第七条 采购审批按《审批权限表》执行。")
+    unrelated = make_chunk(8, doc="travel", text="第八条 交通工具按级别乘坐。")
+    store.upsert([travel, travel_new, unrelated],
+                 extract_triples([travel, unrelated, travel_new], "差旅费管理办法"))
+    store.upsert([other], extract_triples([other], "采购管理办法"))
+    yield store, {"travel": travel, "travel_new": travel_new, "other": other}
+    store.close()
+
+
+def test_citing_clauses_come_back_with_their_path(graph) -> None:
+    store, chunks = graph
+    channel = GraphChannel(store)
+    both = flt(version_keys=["travel@1", "travel@2", "procurement@1"], as_of=date(2026, 3, 1))
+    intent, hits = channel.search("哪些制度引用了《审批权限表》", both)
+    assert intent.intent == "cited_by"
+    assert {h.chunk_id for h in hits} == {chunks["travel"].chunk_id, chunks["travel_new"].chunk_id}
+    first = hits[0].path
+    assert [n.name for n in first.nodes] == ["审批权限表", "差旅费管理办法"]
+    assert first.relations[0].source_chunk_id == hits[0].chunk_id
+    assert "←引用― 差旅费管理办法" in describe(first)
+    # Another tenant sees its own citing clause only; an earlier date hides the 2026 version.
+    _, theirs = channel.search("哪些制度引用了《审批权限表》", both.model_copy(
+        update={"tenant_id": "t2"}))
+    assert [h.chunk_id for h in theirs] == [chunks["other"].chunk_id]
+    _, before = channel.search("哪些制度引用了《审批权限表》", both.model_copy(
+        update={"as_of": date(2025, 6, 1)}))
+    assert [h.chunk_id for h in before] == [chunks["travel"].chunk_id]
+
+
+def test_paths_score_by_hops_and_routing_weight(graph) -> None:
+    store, chunks = graph
+    channel = GraphChannel(store)
+    visible = flt(version_keys=["travel@1", "travel@2"], as_of=date(2026, 3, 1))
+    _, approvers = channel.search("住宿费超标要谁审批", visible)
+    assert approvers[0].chunk_id == chunks["travel_new"].chunk_id
+    assert approvers[0].path.relations[0].predicate == "审批"
+    _, plain = channel.search("部门负责人", visible)
+    assert plain and plain[0].score < approvers[0].score
+    assert channel.search("今天天气怎么样", visible) == (None, [])
