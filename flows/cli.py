@@ -172,6 +172,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row("tombstoned / cleaned", f"{len(summary.tombstoned)} / "
                       f"{len(summary.cleaned)}")
     table.add_row("triples written", str(summary.triples))
+    graph = summary.graph
+    if graph.triples_per_extractor:
+        table.add_row("triples per extractor", ", ".join(
+            f"{name} {n}" for name, n in graph.triples_per_extractor.items()))
+        table.add_row("entities in more than one document",
+                      f"{graph.multi_document_entities} / {graph.entities} "
+                      f"({graph.multi_document_share:.1%})")
+        table.add_row("dangling references (cited, not ingested)", str(graph.dangling_count))
     table.add_row("failures", str(len(summary.failures)))
     for stage, seconds in summary.seconds.items():
         table.add_row(f"seconds {stage}", f"{seconds:.2f}")
