@@ -217,7 +217,8 @@ def write_graph_task(stores: Stores, group: list[_Plan]) -> None:
         stale |= {c.chunk_id for c in plan.diff.changed}
     stores.graph.delete_chunks(sorted(stale))
     stores.graph.upsert([c for plan in group for c in plan.diff.writes],
-                        [t for plan in group for t in plan.triples])
+                        [t for plan in group for t in plan.triples],
+                        {plan.version_key: plan.meta.title for plan in group})
 
 
 # ---- flows --------------------------------------------------------------------------------------

@@ -51,10 +51,12 @@ def graph(tmp_path: Path):
     other = make_chunk(7, doc="procurement", tenant="t2",
                        text="第七条 采购审批按《审批权限表》执行。")
     unrelated = make_chunk(8, doc="travel", text="第八条 交通工具按级别乘坐。")
-    store.upsert([travel, travel_new, unrelated],
-                 extract_triples([travel, unrelated, travel_new], "差旅费管理办法"))
+    rule = make_chunk(9, doc="travel", text="第9条 违反本办法第5条的，不予报销。")
+    store.upsert([travel, travel_new, unrelated, rule],
+                 extract_triples([travel, unrelated, travel_new, rule], "差旅费管理办法"),
+                 {"travel@1": "差旅费管理办法", "travel@2": "差旅费管理办法"})
     store.upsert([other], extract_triples([other], "采购管理办法"))
-    yield store, {"travel": travel, "travel_new": travel_new, "other": other}
+    yield store, {"travel": travel, "travel_new": travel_new, "other": other, "rule": rule}
     store.close()
 
 
@@ -88,3 +90,14 @@ def test_paths_score_by_hops_and_routing_weight(graph) -> None:
     _, plain = channel.search("部门负责人", visible)
     assert plain and plain[0].score < approvers[0].score
     assert channel.search("今天天气怎么样", visible) == (None, [])
+
+
+def test_a_referenced_clause_is_answered_by_its_own_text(graph) -> None:
+    store, chunks = graph
+    _, hits = GraphChannel(store).search("差旅费管理办法第9条提到的那条规定是什么",
+                                         flt(version_keys=["travel@1"]))
+    # The citing clause first, then the clause it points to (reached through the path).
+    assert [h.chunk_id for h in hits] == [chunks["rule"].chunk_id, chunks["travel"].chunk_id]
+    assert [n.name for n in hits[1].path.nodes] == ["《差旅费管理办法》第9条",
+                                                    "《差旅费管理办法》第5条"]
+    assert hits[1].score < hits[0].score

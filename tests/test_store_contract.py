@@ -402,3 +402,17 @@ def test_graph_relations_follow_their_chunks_visibility(graph_store) -> None:
     graph_store.upsert([], [cite(make_chunk(9), "A", "C")])  # no source chunk anywhere
     assert [walk(p) for p in graph_store.paths(["A"], flt(as_of=date(2025, 6, 1)))] == [
         ["A", "B"]]
+
+
+def test_graph_clause_chunks_find_a_titled_clause_the_reader_may_see(graph_store) -> None:
+    seventh = make_chunk(7)
+    hidden = make_chunk(8, tenant="t2")
+    parent = make_chunk(9, kind=ChunkKind.PARENT).model_copy(update={"clause_no": "第7条"})
+    graph_store.upsert([seventh, hidden, parent], [], {"policy@1": "差旅费管理办法"})
+    graph_store.upsert([seventh], [])  # no titles given: the stored title stays
+    wanted = [("差旅费管理办法", "第7条"), ("差旅费管理办法", "第8条"), ("别的办法", "第7条")]
+    assert graph_store.clause_chunks(wanted, flt()) == {
+        ("差旅费管理办法", "第7条"): [seventh.chunk_id]}
+    assert graph_store.clause_chunks(wanted, flt(tenant_id="t2")) == {
+        ("差旅费管理办法", "第8条"): [hidden.chunk_id]}
+    assert graph_store.clause_chunks(wanted, flt(version_keys=[])) == {}

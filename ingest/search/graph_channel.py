@@ -60,6 +60,8 @@ _ENTITIES_ONLY = Route("entities", None, "both", 1, 0.3)
 MIN_LINK_SCORE = 0.8  # looser links (a clause number without a title) need an intent to route
 PRIORS = {"引用": 1.0, "引用条款": 1.0, "审批": 0.9}  # relation types the extractors state best
 LENGTH_DECAY = 0.5  # each hop past the first halves a path's score
+CLAUSE_TEXT = 0.9  # a reached clause's own text, just below the clause that cites it
+_CLAUSE_NAME = re.compile(r"^《(.+)》(.+)$")
 
 
 class GraphHit(NamedTuple):
@@ -122,15 +124,34 @@ class GraphChannel:
             sorted(start), flt, predicates=intent.predicates, hops=hops or intent.hops,
             direction=intent.direction, max_nodes=self._max_nodes, max_paths=self._max_paths,
         )
+        scored = [(path, score_path(path, start[path.nodes[0].name], intent)) for path in paths]
+        clauses = self._graph.clause_chunks(
+            sorted({ref for path, _ in scored for ref in _clause_refs(path)}), flt)
         best: dict[str, GraphHit] = {}
-        for path in paths:
-            score = score_path(path, start[path.nodes[0].name], intent)
+
+        def keep(chunk_id: str, score: float, path: GraphPath) -> None:
+            if chunk_id not in best or score > best[chunk_id].score:
+                best[chunk_id] = GraphHit(chunk_id, score, path)
+
+        for path, score in scored:
             for relation in path.relations:
-                chunk_id = relation.source_chunk_id
-                if chunk_id not in best or score > best[chunk_id].score:
-                    best[chunk_id] = GraphHit(chunk_id, score, path)
+                keep(relation.source_chunk_id, score, path)
+            # A clause the path reaches (《差旅费管理办法》第十条) is answered by its own text.
+            for ref in _clause_refs(path):
+                for chunk_id in clauses.get(ref, []):
+                    keep(chunk_id, score * CLAUSE_TEXT, path)
         ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk_id))
         return intent, ranked[:k]
+
+
+def _clause_refs(path: GraphPath) -> list[tuple[str, str]]:
+    """(title, clause number) of every clause entity on the path past its start."""
+    refs = []
+    for node in path.nodes[1:]:
+        match = _CLAUSE_NAME.match(node.name) if node.type == "Clause" else None
+        if match:
+            refs.append((match.group(1), match.group(2)))
+    return refs
 
 
 def describe(path: GraphPath) -> str:

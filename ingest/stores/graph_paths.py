@@ -115,3 +115,15 @@ def bounded_paths(starts: dict[str, GraphNode], expand: Callable[[list[str], int
         found += [path for _, path in grown]
         frontier = grown
     return found
+
+
+def by_clause(rows: Sequence[Sequence], clauses: Sequence[tuple[str, str]],
+              ) -> dict[tuple[str, str], list[str]]:
+    """(title, clause_no, chunk_id) rows grouped by the asked-for (title, clause_no) pairs
+    (the query matched titles and numbers separately)."""
+    wanted = set(clauses)
+    found: dict[tuple[str, str], list[str]] = {}
+    for title, number, chunk_id in rows:
+        if (title, number) in wanted:
+            found.setdefault((title, number), []).append(chunk_id)
+    return found

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from ingest.stores.graph_paths import (
     Step,
     best_first,
     bounded_paths,
+    by_clause,
     check_limits,
     directions,
     step,
@@ -61,7 +62,7 @@ _VISIBILITY_COLUMNS = [
     for table in ("Chunk", "RELATES")
     for column in ("tenant_id STRING DEFAULT ''", "acl STRING[] DEFAULT []",
                    "eff_from INT64 DEFAULT 0", "eff_to INT64 DEFAULT 0")
-]
+] + ["ALTER TABLE Document ADD IF NOT EXISTS title STRING DEFAULT ''"]
 _VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = r.eff_from, " \
                   "{v}.eff_to = r.eff_to"
 
@@ -69,7 +70,9 @@ _VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = 
 # that an earlier row MERGEd, so a combined statement silently drops relations.
 _MERGE_DOCUMENTS = """
 UNWIND $rows AS r
-MERGE (d:Document {version_key: r.version_key}) SET d.doc_id = r.doc_id, d.version_id = r.version_id
+MERGE (d:Document {version_key: r.version_key})
+SET d.doc_id = r.doc_id, d.version_id = r.version_id,
+    d.title = CASE WHEN r.title = '' THEN d.title ELSE r.title END
 """
 _MERGE_CHUNKS = """
 UNWIND $rows AS r
@@ -112,6 +115,12 @@ WHERE a.key IN $frontier AND ($all_predicates OR e.predicate IN $predicates) AND
 RETURN a.key, a.name, a.type, b.key, b.name, b.type, e.predicate, e.source_chunk_id, e.doc_id,
        e.version_id, e.extractor, e.confidence
 ORDER BY e.confidence DESC, b.key, e.source_chunk_id LIMIT $limit
+"""
+
+_CLAUSE_CHUNKS = """
+MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)
+WHERE d.title IN $titles AND c.clause_no IN $numbers AND c.kind <> 'parent' AND VISIBLE
+RETURN d.title, c.clause_no, c.chunk_id ORDER BY c.chunk_id
 """
 
 
@@ -160,11 +169,13 @@ class LadybugGraphStore:
         for path in self._folder.glob(f"{self._generation}.lbug*"):
             path.unlink()
 
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
         if chunks:
             rows = [
                 {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
-                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
+                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or "",
+                 "title": (titles or {}).get(c.version_key, "")}
                 | visibility_of(c)
                 for c in chunks
             ]
@@ -262,6 +273,18 @@ class LadybugGraphStore:
             return best_first(steps, limit)
 
         return bounded_paths(starts, expand, hops=hops, max_nodes=max_nodes, max_paths=max_paths)
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        visible = _visible("c", flt)
+        if visible is None or not clauses:
+            return {}
+        predicate, params = visible
+        result = self._conn.execute(
+            _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
+            params | {"titles": sorted({t for t, _ in clauses}),
+                      "numbers": sorted({n for _, n in clauses})})
+        return by_clause(result.get_all(), clauses)
 
     def entities(self, tenant_id: str) -> list[GraphNode]:
         """Entities with at least one relation of the tenant (for linking query text)."""

@@ -16,7 +16,7 @@ Reading (`paths`, `entities`): chunk nodes and relations carry their source chun
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
@@ -36,6 +36,7 @@ from ingest.stores.graph_paths import (
     Step,
     best_first,
     bounded_paths,
+    by_clause,
     check_limits,
     directions,
     step,
@@ -69,7 +70,7 @@ _VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = 
 _MERGE_CHUNKS = """
 UNWIND $rows AS r
 MERGE (d:Document {generation: $g, version_key: r.version_key})
-SET d.doc_id = r.doc_id, d.version_id = r.version_id
+SET d.doc_id = r.doc_id, d.version_id = r.version_id, d.title = coalesce(r.title, d.title)
 MERGE (c:Chunk {generation: $g, chunk_id: r.chunk_id})
 SET c.version_key = r.version_key, c.kind = r.kind, c.clause_no = r.clause_no,
     """ + _VISIBILITY_SET.format(v="c") + """
@@ -149,6 +150,12 @@ def _triple_row(t: Triple) -> dict[str, Any]:
         "key": f"{skey}|{t.predicate}|{okey}|{t.source_chunk_id}",
     }
 
+_CLAUSE_CHUNKS = """
+MATCH (d:Document {generation: $g})-[:HAS_CHUNK]->(c:Chunk {generation: $g})
+WHERE d.title IN $titles AND c.clause_no IN $numbers AND c.kind <> 'parent' AND VISIBLE
+RETURN d.title, c.clause_no, c.chunk_id ORDER BY c.chunk_id
+"""
+
 
 def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
     """The Cypher predicate (and its parameters) a chunk or relation `var` must meet to be
@@ -190,11 +197,13 @@ class Neo4jGraphStore:
         with self._driver.session(database=self._database) as session:
             session.execute_write(work)
 
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
         g = self.generation
         chunk_rows = [
             {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
-             "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
+             "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or "",
+             "title": (titles or {}).get(c.version_key)}
             | visibility_of(c)
             for c in chunks
         ]
@@ -274,6 +283,18 @@ class Neo4jGraphStore:
             return best_first(steps, limit)
 
         return bounded_paths(starts, expand, hops=hops, max_nodes=max_nodes, max_paths=max_paths)
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        visible = _visible("c", flt)
+        if visible is None or not clauses:
+            return {}
+        predicate, params = visible
+        records = self._read(
+            _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
+            titles=sorted({t for t, _ in clauses}), numbers=sorted({n for _, n in clauses}),
+            **params)
+        return by_clause([r.values() for r in records], clauses)
 
     def entities(self, tenant_id: str) -> list[GraphNode]:
         """Entities with at least one relation of the tenant (for linking query text)."""

@@ -61,8 +61,10 @@ class LexicalStore(Protocol):
 
 @runtime_checkable
 class GraphStore(Protocol):
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
-        """Document and chunk nodes for `chunks`, and the triples they are the source of."""
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
+        """Document and chunk nodes for `chunks` (documents titled by `titles`, version key →
+        title, when given), and the triples they are the source of."""
         ...
 
     def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
@@ -79,6 +81,12 @@ class GraphStore(Protocol):
         over relations of `predicates` (all when None) that `flt` lets the reader see (each
         relation is as visible as its source chunk, checked inside the store's query). At most
         `max_nodes` entities are reached and `max_paths` paths returned, whatever the degree."""
+        ...
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        """The visible (non-parent) chunks of each (document title, clause number): where a
+        clause entity such as 《差旅费管理办法》第十条 is written down."""
         ...
 
     def entities(self, tenant_id: str) -> list[GraphNode]:
