@@ -6,9 +6,9 @@
 
 A query with no linked entity reaches the store only when it asks about a clause another text
 mentions ("SEC-2001 的处理方式里提到的那条规定"): the walk then starts from the clauses the text
-rankings found best (their own 引用条款 relations). A query with linked entities but no relation
-intent ("部门负责人住宿标准") gets a one-hop walk over every relation at a lower weight. Any other
-query never reaches the store.
+rankings found best (their own 引用条款 relations). A query without relation intent never
+reaches the store, whatever entities it names: measured on the eval, a one-hop walk from a bare
+entity mention ("部门负责人住宿标准") found nothing new and pushed right answers down (MRR −0.02).
 Every chunk returned is the source of a relation the reader may see: a relation never stands
 alone as a fact, it always leads back to the clause that states it.
 """
@@ -38,7 +38,7 @@ from ingest.stores.protocols import GraphStore
 class Route:
     """What the graph channel is asked to walk for one query."""
 
-    intent: str  # cited_by, cites, clause_ref, approves, related, or entities (no intent)
+    intent: str  # cited_by, cites, clause_ref, approves or related
     predicates: tuple[str, ...] | None  # None: every relation type
     direction: Direction
     hops: int
@@ -47,8 +47,7 @@ class Route:
 
 # First match wins: the more specific phrasings come first. Weights from the per-tag eval on
 # eval/sample_cases.jsonl (Recall@5): an explicit relation question at 2 lifts relation and
-# multi-hop with no tag lower than without the graph (1 and 1.5 lift less; 3 no more); a bare
-# entity mention at 0.3 changes no tag, at 0.5 it costs as-of and exact-id questions.
+# multi-hop with no tag lower than without the graph (1 lifts nothing, 1.5 less, 3 no more).
 _INTENTS: list[tuple[re.Pattern[str], Route]] = [
     (re.compile(r"条款|哪条|那条|哪一条|第\S{1,6}条.{0,10}(提到|引用|援引|所指|规定)"),
      Route("clause_ref", ("引用条款",), "both", 2, 2.0)),
@@ -62,8 +61,6 @@ _INTENTS: list[tuple[re.Pattern[str], Route]] = [
     (re.compile(r"相关|有关|关联|哪些(制度|文件|规定|办法)"),
      Route("related", None, "both", 2, 1.6)),
 ]
-_ENTITIES_ONLY = Route("entities", None, "both", 1, 0.3)
-MIN_LINK_SCORE = 0.8  # looser links (a clause number without a title) need an intent to route
 PRIORS = {"引用": 1.0, "引用条款": 1.0, "审批": 0.9}  # relation types the extractors state best
 LENGTH_DECAY = 0.5  # each hop past the first halves a path's score
 CLAUSE_TEXT = 0.9  # a reached clause's own text, just below the clause that cites it
@@ -83,8 +80,8 @@ class GraphHit(NamedTuple):
 
 
 def route(query: str, links: list[Link], seeded: bool = False) -> Route | None:
-    """The walk a query asks for, or None when the graph has nothing to offer it: no linked
-    entity to start from (a clause question may start from `seeded` text hits instead)."""
+    """The walk a query asks for, or None: no relation intent, or no linked entity to start
+    from (a clause question may start from `seeded` text hits instead)."""
     text = unicodedata.normalize("NFKC", query)
     for link in sorted(links, key=lambda link: -len(link.surface)):
         if link.type != "Clause":  # 审批权限表 names a document, not an approval question
@@ -92,8 +89,7 @@ def route(query: str, links: list[Link], seeded: bool = False) -> Route | None:
     for pattern, intent in _INTENTS:
         if pattern.search(text):
             return intent if links or (seeded and intent.intent == "clause_ref") else None
-    strong = any(link.score >= MIN_LINK_SCORE for link in links)
-    return _ENTITIES_ONLY if strong else None
+    return None
 
 
 def score_path(path: GraphPath, link: Link, intent: Route) -> float:
@@ -130,8 +126,7 @@ class GraphChannel:
         intent = route(query, links, seeded=seeds is not None)
         if intent is None:
             return None, []
-        start = {link.name: link for link in links if link.score >= MIN_LINK_SCORE
-                 or intent is not _ENTITIES_ONLY}
+        start = {link.name: link for link in links}
         paths = self._graph.paths(
             sorted(start), flt, predicates=intent.predicates, hops=hops or intent.hops,
             direction=intent.direction, max_nodes=self._max_nodes, max_paths=self._max_paths,
