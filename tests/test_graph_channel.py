@@ -129,3 +129,9 @@ def test_a_clause_question_without_entities_starts_from_the_text_hits(graph) -> 
     _, none = channel.search(question, visible,
                              seeds=lambda: [(chunks["travel"].chunk_id, "《差旅费管理办法》第9条")])
     assert none == []
+
+
+def test_questions_without_relation_words_never_touch_the_store(tmp_path: Path) -> None:
+    store = LadybugGraphStore(tmp_path / "closed")
+    store.close()  # any query would fail now
+    assert GraphChannel(store).search("婚假有几天", flt()) == (None, [])

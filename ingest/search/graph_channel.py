@@ -118,17 +118,20 @@ class GraphChannel:
             self._indexes[tenant_id] = cached
         return cached[1]
 
-    def search(self, query: str, flt: SearchFilter, k: int = 20, hops: int | None = None,
+    def search(self, query: str, flt: SearchFilter, k: int = 20,
                seeds: Seeds | None = None) -> tuple[Route | None, list[GraphHit]]:
         """The route taken (None: skipped) and up to k chunks, best first, each with the
-        best-scoring path that reached it."""
+        best-scoring path that reached it. A query without relation words costs nothing."""
+        text = unicodedata.normalize("NFKC", query)
+        if not any(pattern.search(text) for pattern, _ in _INTENTS):
+            return None, []
         links = self.entity_index(flt.tenant_id).link(query)
         intent = route(query, links, seeded=seeds is not None)
         if intent is None:
             return None, []
         start = {link.name: link for link in links}
         paths = self._graph.paths(
-            sorted(start), flt, predicates=intent.predicates, hops=hops or intent.hops,
+            sorted(start), flt, predicates=intent.predicates, hops=intent.hops,
             direction=intent.direction, max_nodes=self._max_nodes, max_paths=self._max_paths,
         ) if start else []
         scored = [(path, score_path(path, start[path.nodes[0].name], intent)) for path in paths]
