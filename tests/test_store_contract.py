@@ -306,3 +306,113 @@ def test_graph_delete_chunks_removes_their_triples_only(graph_store) -> None:
     graph_store.delete_chunks([first.chunk_id])
     assert [t.source_chunk_id for t in graph_store.triples("policy@1")] == [second.chunk_id]
     assert graph_store.count() == 1
+
+
+# ---- graph path search --------------------------------------------------------------------------
+
+def cite(chunk: Chunk, subject: str, obj: str, predicate: str = "引用",
+         confidence: float = 0.9) -> Triple:
+    return Triple(subject=subject, predicate=predicate, object=obj, subject_type="Document",
+                  object_type="Document", source_chunk_id=chunk.chunk_id, doc_id=chunk.doc_id,
+                  version_id=chunk.version_id, extractor="rules@test", confidence=confidence)
+
+
+def walk(path) -> list[str]:
+    return [node.name for node in path.nodes]
+
+
+def test_graph_paths_follow_relations_up_to_the_hop_limit(graph_store) -> None:
+    chunks = [make_chunk(i) for i in range(1, 4)]
+    graph_store.upsert(chunks, [cite(chunks[0], "A", "B"), cite(chunks[1], "B", "C"),
+                                cite(chunks[2], "C", "D")])
+    two = graph_store.paths(["A"], flt())
+    assert [walk(p) for p in two] == [["A", "B"], ["A", "B", "C"]]
+    relation = two[1].relations[1]
+    assert (relation.subject, relation.object, relation.source_chunk_id, relation.doc_id,
+            relation.version_id) == ("B", "C", chunks[1].chunk_id, "policy", "1")
+    assert [walk(p) for p in graph_store.paths(["A"], flt(), hops=1)] == [["A", "B"]]
+    assert [walk(p) for p in graph_store.paths(["A"], flt(), hops=3)][-1] == ["A", "B", "C", "D"]
+    # Direction is relative to the walk; "in" from C finds who cites C.
+    assert [walk(p) for p in graph_store.paths(["C"], flt(), hops=1, direction="in")] == [
+        ["C", "B"]]
+    assert [walk(p) for p in graph_store.paths(["C"], flt(), hops=1, direction="out")] == [
+        ["C", "D"]]
+    assert graph_store.paths(["A"], flt(), predicates=["审批"]) == []
+    assert graph_store.paths(["nobody"], flt()) == []
+    with pytest.raises(ValueError, match="hops"):
+        graph_store.paths(["A"], flt(), hops=0)
+    with pytest.raises(ValueError, match="max_paths"):
+        graph_store.paths(["A"], flt(), max_paths=10**6)
+
+
+def test_graph_paths_caps_hold_on_a_hub(graph_store) -> None:
+    chunks = [make_chunk(i) for i in range(1, 31)]
+    graph_store.upsert(chunks, [cite(c, "HUB", f"M{i:02d}", confidence=0.5 + i / 100)
+                                for i, c in enumerate(chunks, start=1)]
+                       + [cite(chunks[0], "M01", "FAR")])
+    capped = graph_store.paths(["HUB"], flt(), max_paths=10)
+    assert len(capped) == 10
+    # Best first: the most confident relations leave the hub first.
+    assert [p.nodes[1].name for p in capped[:3]] == ["M30", "M29", "M28"]
+    few = graph_store.paths(["HUB"], flt(), max_nodes=5)
+    assert len({n.name for p in few for n in p.nodes}) == 5
+    assert len(graph_store.paths(["HUB"], flt(), max_paths=1000)) == 31
+
+
+def test_graph_paths_filter_visibility_inside_the_query(graph_store) -> None:
+    rows = {
+        "visible": make_chunk(1),
+        "other_tenant": make_chunk(2, tenant="t2"),
+        "other_group": make_chunk(3, acl=("finance",)),
+        "expired": make_chunk(4, eff_to=date(2025, 6, 30)),
+        "future": make_chunk(5, eff_from=date(2027, 1, 1)),
+        "unpublished": make_chunk(6, version="2"),
+    }
+    # Each citing chunk is more confident than the visible one: a post-filter on the best
+    # path would return nothing with max_paths=1.
+    graph_store.upsert(list(rows.values()), [
+        cite(c, name, "X", confidence=0.5 if name == "visible" else 0.9)
+        for name, c in rows.items()
+    ] + [cite(rows["visible"], "visible", "Y"), cite(rows["other_tenant"], "Y", "Z")])
+    sources = [p.relations[0].source_chunk_id for p in graph_store.paths(["X"], flt(), hops=1)]
+    assert sources == [rows["visible"].chunk_id]
+    assert [p.relations[0].source_chunk_id for p in
+            graph_store.paths(["X"], flt(), hops=1, max_paths=1)] == [rows["visible"].chunk_id]
+    finance = graph_store.paths(["X"], flt(groups=["finance"]), hops=1)
+    assert [p.relations[0].source_chunk_id for p in finance] == [rows["other_group"].chunk_id]
+    past = graph_store.paths(["X"], flt(as_of=date(2025, 3, 1)), hops=1)
+    assert {p.relations[0].source_chunk_id for p in past} == {
+        rows["visible"].chunk_id, rows["expired"].chunk_id}
+    assert graph_store.paths(["X"], flt(tenant_id="t3")) == []
+    assert graph_store.paths(["X"], flt(version_keys=[])) == []
+    # A hidden relation also ends a walk: Y → Z is another tenant's, so Z is never reached.
+    assert "Z" not in {n.name for p in graph_store.paths(["X"], flt(), hops=3) for n in p.nodes}
+    assert {n.name for n in graph_store.entities("t2")} == {"other_tenant", "X", "Y", "Z"}
+
+
+def test_graph_relations_follow_their_chunks_visibility(graph_store) -> None:
+    chunk = make_chunk(1)
+    graph_store.upsert([chunk], [])
+    graph_store.upsert([], [cite(chunk, "A", "B")])  # visibility from the stored chunk node
+    assert len(graph_store.paths(["A"], flt())) == 1
+    closed = chunk.model_copy(update={"effective_to": date(2025, 12, 31)})
+    graph_store.upsert([closed], [cite(closed, "A", "B")])
+    assert graph_store.paths(["A"], flt()) == []
+    assert len(graph_store.paths(["A"], flt(as_of=date(2025, 6, 1)))) == 1
+    graph_store.upsert([], [cite(make_chunk(9), "A", "C")])  # no source chunk anywhere
+    assert [walk(p) for p in graph_store.paths(["A"], flt(as_of=date(2025, 6, 1)))] == [
+        ["A", "B"]]
+
+
+def test_graph_clause_chunks_find_a_titled_clause_the_reader_may_see(graph_store) -> None:
+    seventh = make_chunk(7)
+    hidden = make_chunk(8, tenant="t2")
+    parent = make_chunk(9, kind=ChunkKind.PARENT).model_copy(update={"clause_no": "第7条"})
+    graph_store.upsert([seventh, hidden, parent], [], {"policy@1": "差旅费管理办法"})
+    graph_store.upsert([seventh], [])  # no titles given: the stored title stays
+    wanted = [("差旅费管理办法", "第7条"), ("差旅费管理办法", "第8条"), ("别的办法", "第7条")]
+    assert graph_store.clause_chunks(wanted, flt()) == {
+        ("差旅费管理办法", "第7条"): [seventh.chunk_id]}
+    assert graph_store.clause_chunks(wanted, flt(tenant_id="t2")) == {
+        ("差旅费管理办法", "第8条"): [hidden.chunk_id]}
+    assert graph_store.clause_chunks(wanted, flt(version_keys=[])) == {}

@@ -6,6 +6,10 @@ share of its tokens that the model's own vocabulary knows reaches the configured
 only over chunks it can read. The default bge-small-zh model reads Chinese and English alike; an
 English-only model (all-MiniLM) sees Chinese as [UNK], and its noise would push BM25's correct
 hits down. `mode` runs one path alone, or plain RRF, so evaluation can judge each step.
+
+The graph (search/graph_channel.py) is a third ranked list in `final`: relation and multi-hop
+questions ("哪些制度引用了《审批权限表》") routed to it return the clauses whose relations answer
+them, each with the path that led there (`graph_rank`, `graph_path`), weighted by the route.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pydantic import BaseModel, Field
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
-from ingest.models import SearchFilter
+from ingest.models import GraphPath, SearchFilter
 from ingest.search.confidence import ABSTAIN_BELOW, Signals, confidence, term_cover
 from ingest.search.fusion import (
     Identifiers,
@@ -29,6 +33,7 @@ from ingest.search.fusion import (
     order,
     rrf,
 )
+from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, seed_clauses
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 
@@ -51,12 +56,14 @@ class SearchResult(BaseModel):
     bm25_rank: int | None
     dense_rank: int | None
     signals: Signals
+    graph_rank: int | None = None
+    graph_path: GraphPath | None = Field(None, description="the best graph path that led here")
 
 
-# bm25 / dense: one path alone; hybrid: both, equal-weight RRF; final: what `kbflow search` does
-# (language-aware weights, exact identifiers first). Evaluation compares all four.
-Retriever = Literal["bm25", "dense", "hybrid", "final"]
-RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "hybrid", "final")
+# bm25 / dense / graph: one path alone; hybrid: BM25 and dense, equal-weight RRF; final: what
+# `kbflow search` does (language-aware weights, the graph's list, exact identifiers first).
+Retriever = Literal["bm25", "dense", "graph", "hybrid", "final"]
+RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "graph", "hybrid", "final")
 # Weighted RRF: the dense model (bge-small-zh) reads Chinese well, English poorly.
 WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0}
 WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25}
@@ -72,6 +79,8 @@ class SearchResponse(BaseModel):
     identifiers: Identifiers
     abstained: bool = Field(description="no result is likely to answer the query; the results "
                             "are still returned so a caller can choose")
+    graph_route: str | None = Field(None, description="the intent the graph channel walked "
+                                    "(None: the query did not ask the graph)")
     results: list[SearchResult]
 
 
@@ -89,22 +98,35 @@ def hybrid_search(
     rrf_k: int = 60,
     min_coverage: float = 0.7,
     mode: Retriever = "final",
+    graph: GraphChannel | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
     )
     depth = max(k * 4, 20)
     ranked: dict[str, list[str]] = {}
-    if mode != "dense":
+    if mode not in ("dense", "graph"):
         ranked["bm25"] = [h.chunk_id for h in lexical.search(query, flt, depth)]
     encoded = embedder.encode_query(query)
-    dense_used = mode != "bm25" and encoded.coverage >= min_coverage
+    dense_used = mode not in ("bm25", "graph") and encoded.coverage >= min_coverage
     if dense_used:
         hits = vectors.search(encoded.values, flt, depth, min_coverage)
         ranked["dense"] = [h.chunk_id for h in hits]
     final = mode == "final"
     weights = {} if not final else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE
     scores = rrf(ranked, weights, rrf_k)
+
+    def seeds() -> list[tuple[str, str]]:
+        """BM25's best hits: a clause question names its clause by identifiers (SEC-2001)."""
+        return seed_clauses(manifest, ranked.get("bm25", [])[:SEEDS])
+
+    route: Route | None = None
+    graph_ranks: dict[str, tuple[int, GraphPath]] = {}
+    if graph is not None and mode in ("graph", "final"):
+        route, graph_hits = graph.search(query, flt, depth, seeds=seeds)
+        for rank, hit in _shared_ranks(graph_hits):
+            graph_ranks[hit.chunk_id] = (rank, hit.path)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + route.weight / (rrf_k + rank)
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks(scores)
     ids = identifiers(query)
@@ -130,12 +152,26 @@ def hybrid_search(
             text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
             exact_match=signals.exact, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
+            graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
+            graph_path=graph_ranks[chunk_id][1] if chunk_id in graph_ranks else None,
         ))
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
         query_coverage=round(encoded.coverage, 3), identifiers=ids,
-        abstained=all(r.confidence < ABSTAIN_BELOW for r in results), results=results,
+        abstained=all(r.confidence < ABSTAIN_BELOW for r in results),
+        graph_route=route.intent if route else None, results=results,
     )
+
+
+def _shared_ranks(hits: list[GraphHit]) -> list[tuple[int, GraphHit]]:
+    """Equal path scores share a rank (three clauses citing the same document are equally good
+    answers; their chunk ids must not order them)."""
+    ranked, rank = [], 0
+    for position, hit in enumerate(hits, start=1):
+        if position == 1 or hit.score < hits[position - 2].score:
+            rank = position
+        ranked.append((rank, hit))
+    return ranked
 
 
 class Searcher:
@@ -152,6 +188,7 @@ class Searcher:
             self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
             self._stores = open_stores(settings, record.embedding_model, record.dimension,
                                          record.generation)
+            self._graph = GraphChannel(self._stores.graph)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
                k: int = 5, mode: Retriever = "final") -> SearchResponse:
@@ -163,7 +200,7 @@ class Searcher:
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
             groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
-            min_coverage=self._settings.dense_min_coverage, mode=mode,
+            min_coverage=self._settings.dense_min_coverage, mode=mode, graph=self._graph,
         )
 
     def close(self) -> None:

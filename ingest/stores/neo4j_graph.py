@@ -7,17 +7,41 @@ generation serves in one `(:KbflowAlias {name})` node, and `drop()` deletes a ge
 
 Every write is one managed transaction (`execute_write`, retried by the driver on transient
 errors) of batched `UNWIND $rows AS r MERGE …` statements, so an upsert is all-or-nothing.
+
+Reading (`paths`, `entities`): chunk nodes and relations carry their source chunk's visibility
+(tenant, ACL groups, effective days, version key), so the filter is part of every read query;
+`_visible` is the one place that says what a reader may see.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction
 
-from ingest.models import Chunk, Triple
+from ingest.models import (
+    OPEN_END,
+    Chunk,
+    GraphNode,
+    GraphPath,
+    SearchFilter,
+    Triple,
+    day_number,
+)
+from ingest.stores.graph_paths import (
+    HIDDEN,
+    Direction,
+    Step,
+    best_first,
+    bounded_paths,
+    by_clause,
+    check_limits,
+    directions,
+    step,
+    visibility_of,
+)
 
 _BATCH = 1000
 _NAME = re.compile(r"^[A-Za-z0-9_]+$")
@@ -38,14 +62,18 @@ _SCHEMA = [
     "ON (e.generation, e.source_chunk_id)",
     "CREATE INDEX kbflow_relates_version IF NOT EXISTS FOR ()-[e:RELATES]-() "
     "ON (e.generation, e.version_key)",
+    "CREATE INDEX kbflow_entity_name IF NOT EXISTS FOR (n:Entity) ON (n.generation, n.name)",
 ]
+_VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = r.eff_from, " \
+                  "{v}.eff_to = r.eff_to"
 
 _MERGE_CHUNKS = """
 UNWIND $rows AS r
 MERGE (d:Document {generation: $g, version_key: r.version_key})
-SET d.doc_id = r.doc_id, d.version_id = r.version_id
+SET d.doc_id = r.doc_id, d.version_id = r.version_id, d.title = coalesce(r.title, d.title)
 MERGE (c:Chunk {generation: $g, chunk_id: r.chunk_id})
-SET c.version_key = r.version_key, c.kind = r.kind, c.clause_no = r.clause_no
+SET c.version_key = r.version_key, c.kind = r.kind, c.clause_no = r.clause_no,
+    """ + _VISIBILITY_SET.format(v="c") + """
 MERGE (d)-[:HAS_CHUNK {generation: $g}]->(c)
 """
 _MERGE_NEXT = """
@@ -61,8 +89,27 @@ MERGE (s)-[e:RELATES {generation: $g, key: r.key}]->(o)
 SET e.predicate = r.predicate, e.source_chunk_id = r.source_chunk_id,
     e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
-    e.confidence = r.confidence
+    e.confidence = r.confidence, """ + _VISIBILITY_SET.format(v="e") + """
 """
+_CHUNK_VISIBILITY = """
+MATCH (c:Chunk {generation: $g}) WHERE c.chunk_id IN $ids
+RETURN c.chunk_id AS chunk_id, c.tenant_id AS tenant_id, c.acl AS acl, c.eff_from AS eff_from,
+       c.eff_to AS eff_to
+"""
+
+
+def _hop(outgoing: bool, visible: str) -> str:
+    """One hop of a path search: relations leaving (or entering) the frontier nodes."""
+    return f"""
+MATCH (a:Entity {{generation: $g}}){'-[e:RELATES]->' if outgoing else '<-[e:RELATES]-'}(b:Entity)
+WHERE a.key IN $frontier AND e.generation = $g
+  AND ($all_predicates OR e.predicate IN $predicates) AND {visible}
+RETURN a.key, a.name, a.type, b.key, b.name, b.type, e.predicate, e.source_chunk_id, e.doc_id,
+       e.version_id, e.extractor, e.confidence
+ORDER BY e.confidence DESC, b.key, e.source_chunk_id LIMIT $limit
+"""
+
+
 # Relations sourced by the chunks, then the chunks, then entities and documents left without
 # any relation by that (only those touched, not a scan of the whole graph).
 _DELETE_CHUNKS = """
@@ -103,6 +150,25 @@ def _triple_row(t: Triple) -> dict[str, Any]:
         "key": f"{skey}|{t.predicate}|{okey}|{t.source_chunk_id}",
     }
 
+_CLAUSE_CHUNKS = """
+MATCH (d:Document {generation: $g})-[:HAS_CHUNK]->(c:Chunk {generation: $g})
+WHERE d.title IN $titles AND c.clause_no IN $numbers AND c.kind <> 'parent' AND VISIBLE
+RETURN d.title, c.clause_no, c.chunk_id ORDER BY c.chunk_id
+"""
+
+
+def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
+    """The Cypher predicate (and its parameters) a chunk or relation `var` must meet to be
+    seen under `flt`; None when nothing can be (no groups or no published version)."""
+    if not flt.groups or not flt.version_keys:
+        return None
+    day = day_number(flt.as_of, OPEN_END)
+    return (f"{var}.tenant_id = $tenant AND any(g IN {var}.acl WHERE g IN $groups) "
+            f"AND {var}.eff_from <= $day AND {var}.eff_to >= $day "
+            f"AND {var}.version_key IN $version_keys",
+            {"tenant": flt.tenant_id, "groups": list(flt.groups), "day": day,
+             "version_keys": list(flt.version_keys)})
+
 
 def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)]
@@ -131,17 +197,29 @@ class Neo4jGraphStore:
         with self._driver.session(database=self._database) as session:
             session.execute_write(work)
 
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
         g = self.generation
         chunk_rows = [
             {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
-             "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or ""}
+             "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or "",
+             "title": (titles or {}).get(c.version_key)}
+            | visibility_of(c)
             for c in chunks
         ]
         links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
-        triple_rows = [_triple_row(t) for t in triples]
+        found = {c.chunk_id: visibility_of(c) for c in chunks}
 
         def work(tx: ManagedTransaction) -> None:
+            # Each triple's visibility is its source chunk's: from this upsert, else the stored
+            # chunk node; a triple whose chunk is nowhere is stored invisible (tenant '').
+            missing = sorted({t.source_chunk_id for t in triples} - set(found))
+            for record in tx.run(_CHUNK_VISIBILITY, ids=missing, g=g) if missing else []:
+                found[record["chunk_id"]] = record.data()
+            triple_rows = [_triple_row(t) | {k: v for k, v in
+                                             found.get(t.source_chunk_id, HIDDEN).items()
+                                             if k != "chunk_id"}
+                           for t in triples]
             for statement, rows in ((_MERGE_CHUNKS, chunk_rows), (_MERGE_NEXT, links),
                                     (_MERGE_TRIPLES, triple_rows)):
                 for batch in _batches(rows):
@@ -179,6 +257,57 @@ class Neo4jGraphStore:
             g=self.generation, database_=self._database, routing_="r",
         )
         return int(records[0]["n"])
+
+    def paths(self, start: Sequence[str], flt: SearchFilter, *,
+              predicates: Sequence[str] | None = None, hops: int = 2,
+              direction: Direction = "both", max_nodes: int = 200,
+              max_paths: int = 100) -> list[GraphPath]:
+        check_limits(start, hops, max_nodes, max_paths, direction, predicates)
+        visible = _visible("e", flt)
+        if visible is None or not start:
+            return []
+        predicate, params = visible
+        records = self._read(
+            "MATCH (n:Entity {generation: $g}) WHERE n.name IN $names "
+            "RETURN n.key AS key, n.name AS name, n.type AS type ORDER BY n.key LIMIT $limit",
+            names=list(start), limit=max_nodes)
+        starts = {r["key"]: GraphNode(name=r["name"], type=r["type"]) for r in records}
+        params |= {"all_predicates": predicates is None, "predicates": list(predicates or [])}
+
+        def expand(frontier: list[str], limit: int) -> list[Step]:
+            steps = []
+            for outgoing in directions(direction):
+                records = self._read(_hop(outgoing, predicate),
+                                     frontier=frontier, limit=limit, **params)
+                steps += [step(record.values(), outgoing) for record in records]
+            return best_first(steps, limit)
+
+        return bounded_paths(starts, expand, hops=hops, max_nodes=max_nodes, max_paths=max_paths)
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        visible = _visible("c", flt)
+        if visible is None or not clauses:
+            return {}
+        predicate, params = visible
+        records = self._read(
+            _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
+            titles=sorted({t for t, _ in clauses}), numbers=sorted({n for _, n in clauses}),
+            **params)
+        return by_clause([r.values() for r in records], clauses)
+
+    def entities(self, tenant_id: str) -> list[GraphNode]:
+        """Entities with at least one relation of the tenant (for linking query text)."""
+        records = self._read(
+            "MATCH (n:Entity {generation: $g})-[e:RELATES {generation: $g}]-(:Entity) "
+            "WHERE e.tenant_id = $tenant RETURN DISTINCT n.name AS name, n.type AS type "
+            "ORDER BY name, type", tenant=tenant_id)
+        return [GraphNode(name=r["name"], type=r["type"]) for r in records]
+
+    def _read(self, query: str, **params: Any) -> list:
+        records, _, _ = self._driver.execute_query(
+            query, g=self.generation, database_=self._database, routing_="r", **params)
+        return records
 
     def activate(self) -> None:
         """Record this generation as the one readers of `alias` should use."""

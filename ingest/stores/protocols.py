@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from ingest.embed import Embedding
-from ingest.models import Chunk, Hit, SearchFilter, Triple
+from ingest.models import Chunk, GraphNode, GraphPath, Hit, SearchFilter, Triple
+from ingest.stores.graph_paths import Direction
 
 
 @runtime_checkable
@@ -60,8 +61,10 @@ class LexicalStore(Protocol):
 
 @runtime_checkable
 class GraphStore(Protocol):
-    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple]) -> None:
-        """Document and chunk nodes for `chunks`, and the triples they are the source of."""
+    def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+               titles: Mapping[str, str] | None = None) -> None:
+        """Document and chunk nodes for `chunks` (documents titled by `titles`, version key →
+        title, when given), and the triples they are the source of."""
         ...
 
     def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
@@ -69,6 +72,26 @@ class GraphStore(Protocol):
         ...
 
     def triples(self, version_key: str) -> list[Triple]: ...
+
+    def paths(self, start: Sequence[str], flt: SearchFilter, *,
+              predicates: Sequence[str] | None = None, hops: int = 2,
+              direction: Direction = "both", max_nodes: int = 200,
+              max_paths: int = 100) -> list[GraphPath]:
+        """Simple paths of 1..hops relations from the entities named `start`, shortest first,
+        over relations of `predicates` (all when None) that `flt` lets the reader see (each
+        relation is as visible as its source chunk, checked inside the store's query). At most
+        `max_nodes` entities are reached and `max_paths` paths returned, whatever the degree."""
+        ...
+
+    def clause_chunks(self, clauses: Sequence[tuple[str, str]],
+                      flt: SearchFilter) -> dict[tuple[str, str], list[str]]:
+        """The visible (non-parent) chunks of each (document title, clause number): where a
+        clause entity such as 《差旅费管理办法》第十条 is written down."""
+        ...
+
+    def entities(self, tenant_id: str) -> list[GraphNode]:
+        """Entities with at least one relation of the tenant: names for linking a query."""
+        ...
 
     def chunk_ids(self, version_key: str) -> set[str]: ...
 
