@@ -99,15 +99,18 @@ def test_a_term_rare_in_the_corpus_is_not_a_correction_target(store, tmp_path: P
     assert [c.right for c in rewrite("忘约车", lenient).corrections] == ["网约车"]
 
 
-def test_synonyms_expand_within_and_across_languages(vocab) -> None:
-    """报账 (packaged glossary: 报销 报账 … reimbursement) adds 报销, which the corpus uses; an
-    English question gets the Chinese terms of its groups. Terms the corpus lacks are not added."""
+def test_synonyms_widen_a_query_towards_the_corpus_own_terms(vocab) -> None:
+    """报账 (glossary: 报销 报账 … reimbursement) adds 报销, the word the chunks use, for BM25; the
+    encoder gets only other-language terms. An English question gets the Chinese terms of its
+    groups; terms the corpus never uses, or uses less than the question's own, are not added."""
     zh = rewrite("出差回来多久要去报账", vocab)
     assert "报销" in zh.expansions and "报销" in zh.bm25_text
     assert "reimbursement" not in zh.expansions  # no chunk says it
+    assert "报销" not in zh.dense_text
+    assert rewrite("加班餐费怎么报销", vocab).expansions == []  # 报销 is the corpus's word
     en = rewrite("How long is sick leave and who must approve it?", vocab)
     assert {"病假", "审批"} <= set(en.expansions)
-    assert en.corrected is None
+    assert "病假" in en.dense_text and en.corrected is None
 
 
 def test_editing_the_synonym_file_changes_results_without_reingesting(store, tmp_path) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,42 +186,45 @@ def _contains(text: str, term: str) -> bool:
     return term in text
 
 
-def _known(term: str, vocab: Vocabulary) -> bool:
-    """A term the lexical store can match: each of its tokens is a corpus term."""
+def _frequency(term: str, vocab: Vocabulary) -> int:
+    """Chunks that can match `term`: its own count, else that of its rarest token (0 when the
+    lexical store never indexed one of them)."""
+    if term in vocab.terms:
+        return vocab.terms[term]
     words = tokenizer.query_tokens(term)
-    return bool(words) and all(w in vocab.terms for w in words)
+    return min((vocab.terms.get(w, 0) for w in words), default=0)
 
 
 def expand(text: str, vocab: Vocabulary) -> list[str]:
-    """Terms of every synonym group the text names, minus those it already holds and those the
-    corpus never uses (they could match nothing)."""
+    """For each synonym group the text names, the group's terms the corpus uses more often than
+    the text's own (all it uses when the text's term is absent): a question is widened only
+    towards the names the documents prefer, e.g. 报账 -> 报销, or "marriage leave" -> 婚假 in a
+    Chinese corpus, while 报销 in a Chinese corpus adds nothing."""
     lowered = text.lower()
     added: list[str] = []
     for group in vocab.groups:
-        if any(_contains(lowered, t) for t in group):
-            added += [t for t in group if not _contains(lowered, t) and _known(t, vocab)]
+        named = [t for t in group if _contains(lowered, t)]
+        if not named:
+            continue
+        floor = max(_frequency(t, vocab) for t in named)
+        added += [t for t in group if t not in named and _frequency(t, vocab) > floor]
     return list(dict.fromkeys(added))
 
 
+def _latin(text: str) -> bool:
+    return _CJK.search(text) is None
+
+
 def rewrite(query: str, vocab: Vocabulary) -> QueryRewrite:
-    """The corrected query and its synonyms: BM25 gets both, the encoder the corrected query
-    with the expansions appended (they carry the other language for cross-lingual questions)."""
+    """The corrected query and its expansions. BM25 gets all expansions; the encoder only those
+    in the other language (it reads synonyms of the question's own language already, and extra
+    words of that language blur it), which bridge a question to documents in the other one."""
     vocab.refresh()
     fixed, corrections = correct(query, vocab)
     expansions = expand(fixed, vocab)
-    extra = " ".join(expansions)
+    bridging = [e for e in expansions if _latin(e) != _latin(fixed)]
     return QueryRewrite(
         original=query, corrected=fixed if corrections else None, corrections=corrections,
-        expansions=expansions, bm25_text=f"{fixed} {extra}".strip(),
-        dense_text=f"{fixed} {extra}".strip(),
+        expansions=expansions, bm25_text=" ".join([fixed, *expansions]),
+        dense_text=" ".join([fixed, *bridging]),
     )
-
-
-def vocabulary_from_tokens(texts: Iterable[str]) -> dict[str, int]:
-    """Term -> document frequency of texts, tokenized as the lexical stores do (for tests and
-    callers without a store)."""
-    df: dict[str, int] = {}
-    for text in texts:
-        for term in set(tokenizer.tokens(text)):
-            df[term] = df.get(term, 0) + 1
-    return df
