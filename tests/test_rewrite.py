@@ -152,3 +152,20 @@ def test_bad_synonym_files_fail_with_a_reason(store, tmp_path: Path) -> None:
     missing = Settings(data_dir=tmp_path / "other", synonyms_file=tmp_path / "nope.txt")
     with pytest.raises(FileNotFoundError, match="KBFLOW_SYNONYMS_FILE"):
         Vocabulary.load(missing, store)
+
+
+def test_a_broken_edit_keeps_the_previous_synonyms(store, tmp_path: Path, caplog) -> None:
+    """Search keeps working on the last good file; the reason is logged, once."""
+    settings = Settings(data_dir=tmp_path / "data")
+    settings.data_dir.mkdir()
+    user_file = settings.data_dir / "synonyms.txt"
+    user_file.write_text("滴滴 网约车\n", encoding="utf-8")
+    vocab = Vocabulary.load(settings, store)
+    user_file.write_text("滴滴 网约车\n孤单\n", encoding="utf-8")
+    os.utime(user_file, ns=(0, user_file.stat().st_mtime_ns + 1_000_000))
+    assert rewrite("滴滴行程", vocab).expansions == ["网约车"]
+    assert rewrite("滴滴行程", vocab).expansions == ["网约车"]
+    reasons = [r.getMessage() for r in caplog.records if "not reloaded" in r.getMessage()]
+    assert len(reasons) == 1 and "synonyms.txt:2" in reasons[0]
+    user_file.write_text("滴滴 口令\n", encoding="utf-8")
+    assert rewrite("滴滴行程", vocab).expansions == ["口令"]

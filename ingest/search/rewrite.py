@@ -6,18 +6,21 @@ in BM25 and mislead the encoder; users and documents name one thing differently 
 
 - Typos are corrected only against the corpus's own vocabulary (the terms the lexical store
   indexed, with their document frequency), and only where a Chinese span of the query is not a
-  corpus term itself but reads exactly like one (toneless pinyin, any reading of a polyphonic
-  character; near-homophones z/zh, c/ch, s/sh, n/l, an/ang, en/eng, in/ing rank after exact ones).
+  corpus term itself but reads like one (toneless pinyin, a character's reading in context or
+  its most common one; near-homophones z/zh, c/ch, s/sh, n/l, an/ang, en/eng, in/ing rank after
+  exact ones).
   Characters of query words the corpus knows are never changed; numbers, identifiers (第十二条,
   SEC-3001, 4.2) and Latin text are never touched.
 - Synonyms come from plain files of equivalence groups (`tokens.dictionary_files`); a group
-  whose term the query contains adds its other terms. The files' mtimes are checked on every
-  rewrite, so an edit applies to the next query without re-ingesting or re-embedding anything.
+  whose term the query contains adds its other terms that the corpus uses more. The files'
+  mtimes are checked on every rewrite, so an edit applies to the next query without
+  re-ingesting or re-embedding anything.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -31,6 +34,7 @@ from ingest.config import Settings
 from ingest.stores import tokens as tokenizer
 from ingest.stores.protocols import LexicalStore
 
+log = logging.getLogger(__name__)
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 # Numerals and ordinal/unit characters: spans holding one are identifiers or amounts, never typos.
 _NUMERALS = set("零〇一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟第")
@@ -95,8 +99,9 @@ class Vocabulary:
     settings: Settings
     _exact: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False)
     _near: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False)
-    _groups: list[list[str]] = field(default_factory=list, repr=False)
+    _groups: list[list[tuple[str, re.Pattern[str]]]] = field(default_factory=list, repr=False)
     _stamp: tuple[tuple[Path, int], ...] = field(default=(), repr=False)
+    _broken: str | None = field(default=None, repr=False)  # the reason last logged
 
     def __post_init__(self) -> None:
         for term, df in self.terms.items():
@@ -113,17 +118,30 @@ class Vocabulary:
         return cls(dict(terms), settings)
 
     def refresh(self) -> None:
-        """Re-read the synonym files if any changed (cheap: a stat per file)."""
-        files = tokenizer.dictionary_files(self.settings)
-        stamp = tuple((p, os.stat(p).st_mtime_ns) for p in files)
-        if stamp == self._stamp:
+        """Re-read the synonym files if any changed (cheap: a stat per file). A broken edit
+        fails the first load; later, it is logged once and the previous groups stay in use, so
+        a typo in the file never stops search."""
+        try:
+            files = tokenizer.dictionary_files(self.settings)
+            stamp = tuple((p, os.stat(p).st_mtime_ns) for p in files)
+            if stamp == self._stamp:
+                return
+            groups = [g for p in files for g in tokenizer.read_groups(p)]
+        except (OSError, ValueError) as exc:
+            if not self._stamp:
+                raise
+            if str(exc) != self._broken:
+                log.warning("synonym files not reloaded, the previous ones stay in use: %s", exc)
+                self._broken = str(exc)
             return
-        groups = [g for p in files for g in tokenizer.read_groups(p)]
+        self._broken = None
         tokenizer.add_words(t for g in groups for t in g)
-        self._groups, self._stamp = groups, stamp
+        self._groups = [[(t, _matcher(t)) for t in g] for g in groups]
+        self._stamp = stamp
 
     @property
-    def groups(self) -> list[list[str]]:
+    def groups(self) -> list[list[tuple[str, re.Pattern[str]]]]:
+        """Each synonym group as (term, matcher) pairs."""
         return self._groups
 
     def candidates(self, span: str) -> list[tuple[str, bool]]:
@@ -180,10 +198,11 @@ def _fix_at(text: str, i: int, bounds: set[int], protected: list[bool],
     return None
 
 
-def _contains(text: str, term: str) -> bool:
+def _matcher(term: str) -> re.Pattern[str]:
+    """A Chinese term matches as a substring; an English one as whole words, plural allowed."""
     if _LATIN_TERM.match(term):
-        return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?:s|es)?(?![a-z0-9])", text) is not None
-    return term in text
+        return re.compile(rf"(?<![a-z0-9]){re.escape(term)}(?:s|es)?(?![a-z0-9])")
+    return re.compile(re.escape(term))
 
 
 def _frequency(term: str, vocab: Vocabulary) -> int:
@@ -203,11 +222,11 @@ def expand(text: str, vocab: Vocabulary) -> list[str]:
     lowered = text.lower()
     added: list[str] = []
     for group in vocab.groups:
-        named = [t for t in group if _contains(lowered, t)]
+        named = [t for t, matcher in group if matcher.search(lowered)]
         if not named:
             continue
         floor = max(_frequency(t, vocab) for t in named)
-        added += [t for t in group if t not in named and _frequency(t, vocab) > floor]
+        added += [t for t, _ in group if t not in named and _frequency(t, vocab) > floor]
     return list(dict.fromkeys(added))
 
 
