@@ -29,6 +29,7 @@ from ingest.search.fusion import (
     order,
     rrf,
 )
+from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 
@@ -70,6 +71,7 @@ class SearchResponse(BaseModel):
     dense_used: bool
     query_coverage: float
     identifiers: Identifiers
+    rewrite: QueryRewrite | None = Field(None, description="typo fix and synonym expansions")
     abstained: bool = Field(description="no result is likely to answer the query; the results "
                             "are still returned so a caller can choose")
     results: list[SearchResult]
@@ -89,15 +91,20 @@ def hybrid_search(
     rrf_k: int = 60,
     min_coverage: float = 0.7,
     mode: Retriever = "final",
+    vocabulary: Vocabulary | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
     )
     depth = max(k * 4, 20)
+    rewritten = rewrite(query, vocabulary) if vocabulary is not None else None
+    bm25_text = rewritten.bm25_text if rewritten else query
+    dense_text = rewritten.dense_text if rewritten else query
+    fixed = (rewritten.corrected or query) if rewritten else query
     ranked: dict[str, list[str]] = {}
     if mode != "dense":
-        ranked["bm25"] = [h.chunk_id for h in lexical.search(query, flt, depth)]
-    encoded = embedder.encode_query(query)
+        ranked["bm25"] = [h.chunk_id for h in lexical.search(bm25_text, flt, depth)]
+    encoded = embedder.encode_query(dense_text)
     dense_used = mode != "bm25" and encoded.coverage >= min_coverage
     if dense_used:
         hits = vectors.search(encoded.values, flt, depth, min_coverage)
@@ -119,7 +126,7 @@ def hybrid_search(
         vector = cached.get(chunk.content_hash)
         signals = Signals(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
-            term_cover=term_cover(query, f"{chunk.prefix} {chunk.text}"),
+            term_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}"),
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
             exact=exact[chunk_id] > 0,
         )
@@ -133,7 +140,7 @@ def hybrid_search(
         ))
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
-        query_coverage=round(encoded.coverage, 3), identifiers=ids,
+        query_coverage=round(encoded.coverage, 3), identifiers=ids, rewrite=rewritten,
         abstained=all(r.confidence < ABSTAIN_BELOW for r in results), results=results,
     )
 
@@ -152,6 +159,7 @@ class Searcher:
             self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
             self._stores = open_stores(settings, record.embedding_model, record.dimension,
                                          record.generation)
+            self._vocabulary = Vocabulary.load(settings, self._stores.lexical)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
                k: int = 5, mode: Retriever = "final") -> SearchResponse:
@@ -164,6 +172,7 @@ class Searcher:
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
             groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
             min_coverage=self._settings.dense_min_coverage, mode=mode,
+            vocabulary=self._vocabulary,
         )
 
     def close(self) -> None:
