@@ -74,6 +74,13 @@ class Settings(BaseSettings):
     max_missing_title_rate: float = Field(0.01, description="publish gate: share of documents "
                                           "without a title must stay below this")
     rrf_k: int = 60
+    synonyms_file: Path | None = Field(
+        None, description="a synonym/user-dictionary file read after the packaged glossary and "
+        "data_dir/synonyms.txt (one group of equivalent terms per line); edits apply to the next "
+        "query, no re-ingest"
+    )
+    typo_min_df: int = Field(2, description="a query word is corrected only towards a corpus "
+                             "term found in at least this many chunks")
     dense_min_coverage: float = Field(
         0.7,
         description="the dense path joins the fusion only for texts whose share of known "

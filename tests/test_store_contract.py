@@ -279,6 +279,19 @@ def test_lexical_filters_apply_inside_the_query(lexical_store) -> None:
     assert lexical_store.search("打车", flt(version_keys=[]), 10) == []
 
 
+def test_lexical_vocabulary_lists_indexed_terms_with_chunk_counts(lexical_store) -> None:
+    """Typo correction's dictionary: the jieba terms indexed, each with the number of chunks
+    holding it, current after upserts and deletes."""
+    first = make_chunk(1, text="差旅费报销须附发票")
+    second = make_chunk(2, text="加班餐费凭发票报销")
+    lexical_store.upsert([first, second])
+    vocab = lexical_store.vocabulary()
+    assert vocab["发票"] == 2 and vocab["报销"] == 2 and vocab["加班"] == 1
+    lexical_store.delete([second.chunk_id])
+    vocab = lexical_store.vocabulary()
+    assert vocab["发票"] == 1 and vocab.get("加班", 0) == 0
+
+
 # ---- graph contract -----------------------------------------------------------------------------
 
 def triple(chunk: Chunk, obj: str = "市内交通费") -> Triple:

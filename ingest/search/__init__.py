@@ -34,6 +34,7 @@ from ingest.search.fusion import (
     rrf,
 )
 from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, seed_clauses
+from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 
@@ -77,6 +78,7 @@ class SearchResponse(BaseModel):
     dense_used: bool
     query_coverage: float
     identifiers: Identifiers
+    rewrite: QueryRewrite | None = Field(None, description="typo fix and synonym expansions")
     abstained: bool = Field(description="no result is likely to answer the query; the results "
                             "are still returned so a caller can choose")
     graph_route: str | None = Field(None, description="the intent the graph channel walked "
@@ -99,20 +101,25 @@ def hybrid_search(
     min_coverage: float = 0.7,
     mode: Retriever = "final",
     graph: GraphChannel | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
     )
     depth = max(k * 4, 20)
+    final = mode == "final"
+    rewritten = rewrite(query, vocabulary) if vocabulary is not None and final else None
+    bm25_text = rewritten.bm25_text if rewritten else query
+    dense_text = rewritten.dense_text if rewritten else query
+    fixed = (rewritten.corrected or query) if rewritten else query
     ranked: dict[str, list[str]] = {}
     if mode not in ("dense", "graph"):
-        ranked["bm25"] = [h.chunk_id for h in lexical.search(query, flt, depth)]
-    encoded = embedder.encode_query(query)
+        ranked["bm25"] = [h.chunk_id for h in lexical.search(bm25_text, flt, depth)]
+    encoded = embedder.encode_query(dense_text)
     dense_used = mode not in ("bm25", "graph") and encoded.coverage >= min_coverage
     if dense_used:
         hits = vectors.search(encoded.values, flt, depth, min_coverage)
         ranked["dense"] = [h.chunk_id for h in hits]
-    final = mode == "final"
     weights = {} if not final else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE
     scores = rrf(ranked, weights, rrf_k)
 
@@ -123,7 +130,7 @@ def hybrid_search(
     route: Route | None = None
     graph_ranks: dict[str, tuple[int, GraphPath]] = {}
     if graph is not None and mode in ("graph", "final"):
-        route, graph_hits = graph.search(query, flt, depth, seeds=seeds)
+        route, graph_hits = graph.search(fixed, flt, depth, seeds=seeds)
         for rank, hit in _shared_ranks(graph_hits):
             graph_ranks[hit.chunk_id] = (rank, hit.path)
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + route.weight / (rrf_k + rank)
@@ -141,7 +148,7 @@ def hybrid_search(
         vector = cached.get(chunk.content_hash)
         signals = Signals(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
-            term_cover=term_cover(query, f"{chunk.prefix} {chunk.text}"),
+            term_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}"),
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
             exact=exact[chunk_id] > 0,
         )
@@ -157,7 +164,7 @@ def hybrid_search(
         ))
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
-        query_coverage=round(encoded.coverage, 3), identifiers=ids,
+        query_coverage=round(encoded.coverage, 3), identifiers=ids, rewrite=rewritten,
         abstained=all(r.confidence < ABSTAIN_BELOW for r in results),
         graph_route=route.intent if route else None, results=results,
     )
@@ -189,6 +196,7 @@ class Searcher:
             self._stores = open_stores(settings, record.embedding_model, record.dimension,
                                          record.generation)
             self._graph = GraphChannel(self._stores.graph)
+            self._vocabulary = Vocabulary.load(settings, self._stores.lexical)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
                k: int = 5, mode: Retriever = "final") -> SearchResponse:
@@ -201,6 +209,7 @@ class Searcher:
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
             groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
             min_coverage=self._settings.dense_min_coverage, mode=mode, graph=self._graph,
+            vocabulary=self._vocabulary,
         )
 
     def close(self) -> None:

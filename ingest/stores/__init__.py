@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ingest.config import Settings
+from ingest.stores import tokens
 from ingest.stores.ladybug_graph import LadybugGraphStore
 from ingest.stores.milvus import MilvusVectorStore
 from ingest.stores.protocols import GraphStore, LexicalStore, VectorStore
@@ -35,6 +36,7 @@ class Stores:
 
 
 def open_stores(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
+    tokens.use_dictionaries(settings)  # the user's glossary terms segment as words, in and out
     if settings.profile == "servers":
         return _open_servers(settings, model, dimension, generation)
     return _open_embedded(settings, model, dimension, generation)

@@ -37,6 +37,12 @@ _KEYWORDS = ("chunk_id", "doc_id", "version_id", "version_key", "parent_chunk_id
 _INTEGERS = ("eff_from", "eff_to", "page_start", "page_end", "char_start", "char_end")
 
 
+# fielddata: `vocabulary()` lists the terms (jieba words, a few thousand per corpus) by a terms
+# aggregation, which text fields allow only with it.
+_TOKENS_FIELD = {"type": "text", "analyzer": "whitespace", "similarity": _SIMILARITY,
+                 "fielddata": True}
+
+
 def index_template(pattern: str) -> dict[str, Any]:
     """Settings and mappings for every generation of one alias (every chunk field is mapped)."""
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
@@ -46,7 +52,7 @@ def index_template(pattern: str) -> dict[str, Any]:
         "created_at": {"type": "date"},
         # Kept for display and citations; searched through `tokens` and `body`.
         "prefix": {"type": "text", "index": False}, "text": {"type": "text", "index": False},
-        "tokens": {"type": "text", "analyzer": "whitespace", "similarity": _SIMILARITY},
+        "tokens": _TOKENS_FIELD,
         "body": {"type": "text", "analyzer": "cjk", "similarity": _SIMILARITY},
     }
     return {
@@ -168,6 +174,15 @@ class ElasticsearchLexicalStore:
 
     def count(self) -> int:
         return int(self._es.count(index=self.index)["count"])
+
+    def vocabulary(self, size: int = 65536) -> dict[str, int]:
+        """The jieba terms of `tokens` -> number of chunks holding them (a terms aggregation,
+        current after each refresh), the `size` most frequent at most. Term aggregations need
+        fielddata on a text field: it is switched on for this index when first asked."""
+        self._es.indices.put_mapping(index=self.index, properties={"tokens": _TOKENS_FIELD})
+        result = self._es.search(index=self.index, size=0, aggs={
+            "terms": {"terms": {"field": "tokens", "size": size}}})
+        return {b["key"]: b["doc_count"] for b in result["aggregations"]["terms"]["buckets"]}
 
     def activate(self) -> None:
         """Point the alias at this generation only, in one atomic `_aliases` call."""

@@ -113,3 +113,13 @@ class SqliteLexicalStore:
 
     def count(self) -> int:
         return self._db.execute(f"SELECT count(*) FROM {self._t}").fetchone()[0]
+
+    def vocabulary(self) -> dict[str, int]:
+        """Every indexed term -> the number of chunks holding it, read from FTS5's own index
+        (fts5vocab, a temporary table: nothing is written to the file), so it is current after
+        each write without a table of its own."""
+        vocab = f"temp.{self._t}_vocab"
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {self._t}_fts, row)"
+        )
+        return dict(self._db.execute(f"SELECT term, doc FROM {vocab}"))
