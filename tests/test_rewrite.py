@@ -4,6 +4,8 @@ groups from the user-editable file, and edits that change search results without
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -141,6 +143,22 @@ def test_user_terms_segment_as_one_word() -> None:
     assert "星河云盘" not in tokens.tokens("星河云盘的容量")
     tokens.add_words(["星河云盘"])
     assert "星河云盘" in tokens.tokens("星河云盘的容量")
+
+
+def test_the_packaged_glossary_loads_after_user_words(tmp_path: Path) -> None:
+    """A user's file loaded first (open_stores at ingest) does not keep the glossary out."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "synonyms.txt").write_text("星河网盘 云盘\n", encoding="utf-8")
+    script = (
+        "from pathlib import Path; from ingest.config import Settings; "
+        "from ingest.stores import tokens; "
+        f"tokens.use_dictionaries(Settings(data_dir=Path({str(data)!r}))); "
+        "print(sorted(set(tokens.tokens('星河网盘和陪产假')) & {'星河网盘', '陪产假'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "['星河网盘', '陪产假']"
 
 
 def test_bad_synonym_files_fail_with_a_reason(store, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ dictionary knows are still emitted), so an index built before an edit still matc
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable
@@ -75,9 +76,10 @@ def use_dictionaries(settings: Settings) -> None:
         add_words(t for group in read_groups(path) for t in group)
 
 
+@functools.cache
 def _ensure_packaged() -> None:
-    if not _added:
-        add_words(t for group in read_groups(PACKAGED_DICTIONARY) for t in group)
+    """Once per process, whatever words were added before."""
+    add_words(t for group in read_groups(PACKAGED_DICTIONARY) for t in group)
 
 
 def tokens(text: str) -> list[str]:
