@@ -190,30 +190,31 @@ def test_a_broken_edit_keeps_the_previous_synonyms(store, tmp_path: Path, caplog
 
 
 def test_search_shows_the_rewrite_and_follows_file_edits(ingested) -> None:
-    """Through search over the ingested sample corpus: the typo fix shows in the response, and a
-    group added to <data_dir>/synonyms.txt changes BM25's results at once, with no re-ingest."""
+    """Through `kbflow search`'s ranking over the ingested sample corpus: the typo fix shows in
+    the response, and a group added to <data_dir>/synonyms.txt lets BM25 find the taxi clause
+    at once, with no re-ingest; removing it restores the former ranking."""
     from ingest.search import Searcher
 
     _, settings = ingested
     user_file = settings.data_dir / "synonyms.txt"
     with Searcher(settings) as searcher:
-        def search(query: str, mode: str = "hybrid"):
+        def search(query: str):
             return searcher.search(query, tenant_id=settings.default_tenant,
-                                   groups=settings.default_acl, as_of=date(2026, 3, 1),
-                                   mode=mode)
+                                   groups=settings.default_acl, as_of=date(2026, 3, 1))
 
         typo = search("出差打车超标的部分怎么报消")
         assert typo.rewrite.original == "出差打车超标的部分怎么报消"
         assert typo.rewrite.corrected == "出差打车超标的部分怎么报销"
         question = "坐滴滴的钱能报吗"
-        before = search(question, "bm25")
-        assert not any("打车" in r.text for r in before.results)
+        before = search(question)
+        assert before.rewrite.expansions == []
+        assert not any("打车" in r.text and r.bm25_rank for r in before.results)
         try:
             user_file.write_text("滴滴 出租车 打车\n", encoding="utf-8")
-            after = search(question, "bm25")
+            after = search(question)
         finally:
             user_file.unlink()
         assert after.rewrite.expansions == ["出租车", "打车"]
-        assert "打车" in after.results[0].text
-        assert [r.chunk_id for r in search(question, "bm25").results] == [
+        assert "打车" in after.results[0].text and after.results[0].bm25_rank == 1
+        assert [r.chunk_id for r in search(question).results] == [
             r.chunk_id for r in before.results]
