@@ -65,7 +65,7 @@ def main() -> None:
                 case.question, tenant_id=case.tenant or settings.default_tenant,
                 groups=case.groups or settings.default_acl, as_of=case.as_of or date.today(),
                 k=args.k)
-            x = np.array([r.signals.features() for r in response.results]).reshape(-1, 4)
+            x = np.array([r.signals.features() for r in response.results]).reshape(-1, 5)
             y = np.array([float(not case.no_answer and any(e.matches(r) for e in case.expected))
                           for r in response.results])
             per_case.append((case.no_answer, x, y))
@@ -75,7 +75,7 @@ def main() -> None:
     tops = [(na, top_confidence(xs, w)) for na, xs, _ in per_case]
     threshold = choose(tops)
     abstain, false_abstain = rates(tops, threshold)
-    print(f"WEIGHTS = {[round(v, 3) for v in w[1:]]}\nBIAS = {round(w[0], 3)}\n"
+    print(f"WEIGHTS = {[round(float(v), 3) for v in w[1:]]}\nBIAS = {round(float(w[0]), 3)}\n"
           f"ABSTAIN_BELOW = {threshold}\n"
           f"fitted: no-answer abstained {abstain:.0%}, answerable wrongly abstained "
           f"{false_abstain:.0%}")

@@ -66,3 +66,17 @@ def test_identifier_query_ranks_the_exact_clause_first(ingested) -> None:
     top = response.results[0]
     assert (top.doc_id, top.clause_no, top.exact_match) == ("information-security", "4.2.2", True)
     assert response.identifiers.clauses == ["4.2.2"]
+
+
+def test_search_abstains_when_the_corpus_has_no_answer(ingested) -> None:
+    """No document mentions a housing fund: the search says so, and still returns its closest
+    passages; an answerable question does not abstain."""
+    from ingest.search import search_index
+
+    _, settings = ingested
+    ask = {"tenant_id": "default", "groups": ["all-staff"], "as_of": date(2026, 5, 1)}
+    unanswerable = search_index(settings, "公司住房公积金的缴存比例是多少", **ask)
+    answerable = search_index(settings, "出差期间伙食补助标准是多少", **ask)
+    assert unanswerable.abstained and len(unanswerable.results) == 5
+    assert not answerable.abstained
+    assert answerable.results[0].confidence > max(r.confidence for r in unanswerable.results)

@@ -149,6 +149,8 @@ def hybrid_search(
         signals = Signals(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
             term_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}"),
+            rare_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}",
+                                  vocabulary.terms if vocabulary else None),
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
             exact=exact[chunk_id] > 0,
         )

@@ -12,6 +12,7 @@ abstains when no result reaches `ABSTAIN_BELOW`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from pydantic import BaseModel
 
@@ -21,25 +22,35 @@ from ingest.stores.tokens import query_tokens, tokens
 class Signals(BaseModel):
     cosine: float  # the chunk's vector against the query's (0 when unknown)
     term_cover: float  # share of the query's content terms found in the chunk's prefix + text
+    # the same, each term weighted by its rarity in the corpus (IDF; a term the corpus never
+    # uses weighs most: its absence says "not here")
+    rare_cover: float
     both_paths: bool  # found by BM25 and by the dense path
     exact: bool  # carries an identifier the query names
 
     def features(self) -> list[float]:
-        return [self.cosine, self.term_cover, float(self.both_paths), float(self.exact)]
+        return [self.cosine, self.term_cover, self.rare_cover, float(self.both_paths),
+                float(self.exact)]
 
 
 # Fitted by scripts/calibrate_confidence.py on eval/sample_cases.jsonl (see README).
-WEIGHTS = [0.0, 0.0, 0.0, 0.0]
-BIAS = 0.0
-ABSTAIN_BELOW = 0.5
+WEIGHTS = [0.661, 1.438, 1.422, 0.125, 1.052]
+BIAS = -2.941
+ABSTAIN_BELOW = 0.112
 
 
-def term_cover(query: str, text: str) -> float:
+def term_cover(query: str, text: str, df: Mapping[str, int] | None = None) -> float:
+    """Share of the query's content terms in `text`; with document frequencies (term → chunks),
+    each term weighs log(N / (df + 1)) + 1."""
     terms = query_tokens(query)
     if not terms:
         return 0.0
     present = set(tokens(text))
-    return sum(t in present for t in terms) / len(terms)
+    if df is None:
+        return sum(t in present for t in terms) / len(terms)
+    n = max(df.values(), default=0) + 1
+    weights = {t: math.log(n / (df.get(t, 0) + 1)) + 1 for t in terms}
+    return sum(w for t, w in weights.items() if t in present) / sum(weights.values())
 
 
 def confidence(signals: Signals, weights: list[float] | None = None,
