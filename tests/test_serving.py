@@ -191,7 +191,7 @@ def test_a_second_writer_is_refused_before_doing_work(prefect_api, indexed: Sett
     try:
         lock = data / "writer.lock"
         deadline = time.monotonic() + 120
-        while not lock.read_text() and time.monotonic() < deadline:
+        while not (lock.exists() and lock.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
         started = time.monotonic()
         second = subprocess.run(
