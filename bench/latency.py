@@ -1,6 +1,6 @@
 """Search latency: the warm API, a cold one-shot `kbflow search`, and both during an ingest.
 
-    python -m bench.latency [--docs 0] [--rounds 3] [--cli 3] [--out bench/RESULTS.md]
+    python -m bench.latency [--docs 0] [--rounds 1] [--cli 3] [--out bench/RESULTS.md]
 
 With `--docs 0` the index is sample_docs/; with `--docs N` it is N synthetic documents
 (bench/corpus.py). The eval questions (eval/sample_cases.jsonl, with their as-of dates) are
@@ -235,7 +235,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, nargs="+", default=[0],
                         help="0: sample_docs; N: N synthetic documents (several allowed)")
-    parser.add_argument("--rounds", type=int, default=3, help="measured rounds of questions")
+    parser.add_argument("--rounds", type=int, default=1, help="measured rounds of questions")
     parser.add_argument("--cli", type=int, default=3, help="cold CLI searches")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args()

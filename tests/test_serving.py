@@ -290,20 +290,21 @@ def test_searches_during_an_ingest_all_succeed_and_see_whole_versions(
     assert before[("leave_policy", "1")] != after[("leave_policy", "1")]  # rewritten in place
     assert len(responses) == 40
     for response in responses:
-        shown: dict[tuple[str, str], set[str]] = {}
+        shown: dict[tuple[str, str], dict[str, str]] = {}
         for r in response["results"]:
-            shown.setdefault((r["doc_id"], r["version_id"]), set()).add(r["chunk_id"])
+            shown.setdefault((r["doc_id"], r["version_id"]), {})[r["chunk_id"]] = r["text"]
         assert shown, "a search found nothing"
         for version, chunks in shown.items():
             whole = [s for s in (before.get(version), after.get(version)) if s is not None]
-            assert any(chunks <= s for s in whole), (version, chunks)
+            assert any(all(s.get(c) == text for c, text in chunks.items()) for s in whole), \
+                (version, chunks)
 
 
-def chunk_sets(settings: Settings) -> dict[tuple[str, str], set[str]]:
-    """The published chunk ids of each READY version."""
+def chunk_sets(settings: Settings) -> dict[tuple[str, str], dict[str, str]]:
+    """The published chunks (id → text) of each READY version."""
     manifest = ManifestStore(settings.manifest)
     try:
-        return {(r.doc_id, r.version_id): {c.chunk_id for c in
+        return {(r.doc_id, r.version_id): {c.chunk_id: c.text for c in
                                            manifest.version_chunks(r.doc_id, r.version_id)}
                 for r in manifest.documents() if r.state == "READY"}
     finally:
