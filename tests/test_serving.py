@@ -323,3 +323,29 @@ def wait_for(url: str, server: subprocess.Popen[str], timeout: float = 300) -> N
             pass
         time.sleep(0.5)
     raise AssertionError(f"{url} did not answer within {timeout} s")
+
+
+def test_a_search_reads_the_graph_without_locking_writers_out(tmp_path: Path) -> None:
+    """Reads hold the LadybugDB file only while they read; while another process writes it, a
+    search's graph read answers empty instead of failing, and after it the graph reads again."""
+    from ingest.stores import SharedGraph, open_graph
+
+    settings = Settings(data_dir=tmp_path / "data")
+    graph = SharedGraph(lambda: open_graph(settings, "g1"), wait=1.0)
+    assert graph.count() == 0  # opened, read, closed
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom ingest.config import Settings\n"
+         "from ingest.stores import open_graph\n"
+         f"g = open_graph(Settings(data_dir={str(settings.data_dir)!r}), 'g1')\n"
+         "print('open', flush=True)\ntime.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"  # our read did not keep it
+        assert graph.count() == 0 and graph.entities("default") == []
+        with pytest.raises(RuntimeError, match=r"(?i)lock"):
+            graph.chunk_ids("doc@1")  # not a search read: waits, then says why
+    finally:
+        holder.kill()
+        holder.wait()
+    assert graph.chunk_ids("doc@1") == set()
+    graph.close()
