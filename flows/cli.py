@@ -17,6 +17,7 @@ from rich.table import Table
 from flows.orchestrator import OrchestratorUnavailable, ensure_api
 from flows.quiet import quiet
 from ingest.config import Settings
+from ingest.lock import DataDirBusy, writer_lock
 
 console = Console()
 FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback", "undelete")  # Prefect flows
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     chunks.add_argument("--json", action="store_true")
 
     serve = commands.add_parser("serve", help="webhook receiver: POST /events → incremental runs "
-                                "(needs KBFLOW_WEBHOOK_SECRET and PREFECT_API_URL)")
+                                "(needs KBFLOW_WEBHOOK_SECRET and PREFECT_API_URL); search API: "
+                                "POST/GET /search (needs KBFLOW_API_KEYS_FILE)")
     serve.add_argument("--host", help="default KBFLOW_WEBHOOK_HOST (127.0.0.1)")
     serve.add_argument("--port", type=int, help="default KBFLOW_WEBHOOK_PORT (8787)")
 
@@ -125,9 +127,15 @@ def main(argv: list[str] | None = None) -> int:
         "events": _events, "graph": _graph,
     }
     try:
-        if args.command in FLOW_COMMANDS:
+        if args.command not in FLOW_COMMANDS:
+            return handlers[args.command](args, settings)
+        # One writer per data directory, taken before any work (ingest/lock.py).
+        with writer_lock(settings.data_dir, " ".join(sys.argv[1:] if argv is None else argv)):
             ensure_api()  # Prefect's temporary server, before the flow (flows/orchestrator.py)
-        return handlers[args.command](args, settings)
+            return handlers[args.command](args, settings)
+    except DataDirBusy as exc:
+        Console(stderr=True).print(f"[red]{exc}", soft_wrap=True)
+        return 3
     except OrchestratorUnavailable as exc:
         console.print(f"[red]{exc}")
         return 4
@@ -275,8 +283,9 @@ def _print_last_run(last: dict | None) -> None:
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from flows.webhook import serve
 
-    if not settings.webhook_secret:
-        console.print("[red]set KBFLOW_WEBHOOK_SECRET: unsigned webhooks are refused")
+    if not settings.webhook_secret and settings.api_keys_file is None:
+        console.print("[red]set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "
+                      "KBFLOW_API_KEYS_FILE (search API)")
         return 2
     serve(settings, args.host, args.port)
     return 0

@@ -577,5 +577,7 @@ async def read_capped(request: Request, limit: int) -> bytes | None:
 def serve(settings: Settings, host: str | None = None, port: int | None = None) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(settings), host=host or settings.webhook_host,
+    from flows.api import build_app  # the webhook receiver and/or the search API
+
+    uvicorn.run(build_app(settings), host=host or settings.webhook_host,
                 port=port or settings.webhook_port, log_level="warning")

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     neo4j_password: str = ""
     manifest_url: str = Field("", description="postgresql://user:password@host/db for a manifest "
                               "shared by workers on many hosts; empty: data_dir/manifest.db")
+    milvus_idle_seconds: float = Field(
+        120, description="embedded profile: the shared Milvus Lite server of a data directory "
+        "exits after no kbflow process has used it for this long"
+    )
     embedding_model: str = Field(
         "bge-small-zh-v1.5-q",
         description="bge-small-zh-v1.5-q (ONNX, int8: as good on the eval, 4x faster) or "
@@ -88,8 +92,10 @@ class Settings(BaseSettings):
     )
     # operations (flows/deployments.py, flows/webhook.py)
     rebuild_cron: str = Field("0 2 * * *", description="schedule of kbflow-full-rebuild (UTC)")
-    webhook_secret: str = Field("", description="HMAC-SHA256 key of POST /events; `kbflow "
-                                "serve` refuses to start without one")
+    webhook_secret: str = Field("", description="HMAC-SHA256 key of POST /events; unset: `kbflow "
+                                "serve` runs without the webhook routes")
+    api_keys_file: Path | None = Field(None, description="JSON or YAML mapping each search API "
+                                       "key to its tenant and ACL groups; unset: no /search")
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8787
     webhook_debounce_seconds: float = Field(2.0, description="events are sent on once none has "

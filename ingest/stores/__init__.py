@@ -1,16 +1,25 @@
 """Stores behind three protocols (vector, lexical, graph); `open_stores` opens one generation
-of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers."""
+of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers.
+
+Embedded, readers never wait for writers: vectors go through the data directory's shared Milvus
+Lite server (ingest/stores/lite_server.py), SQLite runs in WAL mode, and the LadybugDB graph,
+which admits one read-write process per file, is held only while written (SharedGraph). Store
+modules are imported when a profile needs them, so a search loads no client it does not use.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from ingest.config import Settings
 from ingest.stores import tokens
-from ingest.stores.ladybug_graph import LadybugGraphStore
-from ingest.stores.milvus import MilvusVectorStore
 from ingest.stores.protocols import GraphStore, LexicalStore, VectorStore
-from ingest.stores.sqlite_lexical import SqliteLexicalStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -18,11 +27,12 @@ class Stores:
     vectors: VectorStore
     lexical: LexicalStore
     graph: GraphStore
+    # Closed after the stores: e.g. the hold on the shared Milvus Lite server.
+    holds: list[Any] = field(default_factory=list)
 
     def close(self) -> None:
-        for store in (self.vectors, self.lexical, self.graph):
+        for store in (self.vectors, self.lexical, self.graph, *self.holds):
             store.close()
-
 
     def activate(self) -> None:
         """Switch every role's alias to this generation (vectors last: search follows them)."""
@@ -35,6 +45,64 @@ class Stores:
             store.drop()
 
 
+# What a search's graph read answers while a writer holds the file: no graph evidence.
+_UNAVAILABLE: dict[str, Callable[[], Any]] = {"paths": list, "entities": list,
+                                              "clause_chunks": dict, "count": int}
+_WRITES = ("upsert", "delete_chunks", "activate", "drop")
+
+
+class SharedGraph:
+    """An embedded graph store that holds its file only while it writes.
+
+    LadybugDB lets one process open a file read-write, so a search that kept the graph open (a
+    warm `kbflow serve`) would lock every ingest out of it. Reads open the file, read and close
+    it; the first write opens it for good (until `close`). A search's read that finds the file
+    held by a writer answers as if the graph had nothing (search goes on from BM25 and vectors)
+    and logs it; other reads and writes wait up to `wait` seconds for the file."""
+
+    def __init__(self, opener: Callable[[], GraphStore], wait: float = 60.0) -> None:
+        self._opener = opener
+        self._wait = wait
+        self._store: GraphStore | None = None
+
+    def _open(self, patience: float) -> GraphStore:
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                return self._opener()
+            except RuntimeError as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._store is not None:
+            return getattr(self._store, name)
+        if name in _WRITES:
+            self._store = self._open(self._wait)
+            return getattr(self._store, name)
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            try:
+                store = self._open(0.0 if name in _UNAVAILABLE else self._wait)
+            except RuntimeError as exc:
+                if name not in _UNAVAILABLE or "lock" not in str(exc).lower():
+                    raise
+                log.warning("graph busy (being written); %s answered without it", name)
+                return _UNAVAILABLE[name]()
+            try:
+                return getattr(store, name)(*args, **kwargs)
+            finally:
+                store.close()
+
+        return read
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
 def open_stores(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     tokens.use_dictionaries(settings)  # the user's glossary terms segment as words, in and out
     if settings.profile == "servers":
@@ -45,6 +113,7 @@ def open_stores(settings: Settings, model: str, dimension: int, generation: str)
 def _open_servers(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     """Milvus, Elasticsearch and Neo4j; names carry the namespace, so installations can share."""
     from ingest.stores.elasticsearch import ElasticsearchLexicalStore
+    from ingest.stores.milvus import MilvusVectorStore
 
     ns = settings.namespace
     return Stores(
@@ -57,12 +126,24 @@ def _open_servers(settings: Settings, model: str, dimension: int, generation: st
 
 
 def _open_embedded(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
-    """Milvus Lite, SQLite FTS5 and LadybugDB files under the data directory."""
+    """Milvus Lite (through the data directory's shared server), SQLite FTS5 and LadybugDB
+    files under the data directory."""
+    from ingest.stores.lite_server import lease
+    from ingest.stores.milvus import MilvusVectorStore
+    from ingest.stores.sqlite_lexical import SqliteLexicalStore
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    hold = lease(settings.milvus_path, settings.milvus_idle_seconds)
+    try:
+        vectors = MilvusVectorStore(hold.uri, dimension, model, generation)
+    except BaseException:
+        hold.close()
+        raise
     return Stores(
-        vectors=MilvusVectorStore(str(settings.milvus_path), dimension, model, generation),
+        vectors=vectors,
         lexical=SqliteLexicalStore(settings.lexical_path, generation),
-        graph=open_graph(settings, generation),
+        graph=SharedGraph(lambda: open_graph(settings, generation)),
+        holds=[hold],
     )
 
 
@@ -75,4 +156,6 @@ def open_graph(settings: Settings, generation: str) -> GraphStore:
         return Neo4jGraphStore(settings.neo4j_uri, auth=auth,
                                generation=f"{settings.namespace}_{generation}",
                                alias=settings.namespace)
+    from ingest.stores.ladybug_graph import LadybugGraphStore
+
     return LadybugGraphStore(settings.graph_path, generation)
