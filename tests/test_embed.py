@@ -76,6 +76,16 @@ def test_batching_does_not_change_vectors(embedder: Embedder) -> None:
     assert np.allclose(together, reversed_order, atol=1e-6)  # same batches, same vectors
 
 
+def test_passage_coverage_from_the_encoding_pass_matches_its_own_pass(embedder: Embedder) -> None:
+    """Coverage taken from the tokens that are embedded (less [CLS]/[SEP]) is the coverage of
+    the text, also where truncation at the input limit cut different tokens in the two passes."""
+    texts = ["a " * 510 + "☃ ☃", "报销 [SEP] abc ☃", "remote work", "☃", "", "出差" * 300]
+    vectors, coverage = embedder.encoder.encode_passages(texts)
+    assert coverage == embedder.coverage(texts)
+    assert coverage[0] < 1.0 and coverage[1] == 0.8 and coverage[3] == coverage[4] == 0.0
+    assert np.array_equal(vectors, embedder.encoder.encode(texts))
+
+
 def test_dense_similarity_finds_the_chinese_paraphrase(embedder: Embedder) -> None:
     passages = ["出差期间市内交通费每人每天不超过150元，凭发票实报实销。",
                 "员工每年享有带薪年休假，工龄满十年的为十天。",

@@ -85,17 +85,17 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> list[Embedding]:
         """Passage vectors (no query instruction)."""
-        return self._embeddings(texts, self.encoder.encode(texts))
+        return self._embeddings(*self.encoder.encode_passages(texts))
 
     def encode_query(self, query: str) -> Embedding:
         """A query's vector, with the model's query recipe (BGE's retrieval instruction)."""
-        return self._embeddings([query], self.encoder.encode([query], query=True))[0]
+        vectors = self.encoder.encode([query], query=True)
+        return self._embeddings(vectors, self.coverage([query]))[0]
 
-    def _embeddings(self, texts: Sequence[str], vectors: np.ndarray) -> list[Embedding]:
-        return [
-            Embedding(values=v.tolist(), coverage=c)
-            for v, c in zip(vectors, self.coverage(texts), strict=True)
-        ]
+    @staticmethod
+    def _embeddings(vectors: np.ndarray, coverage: list[float]) -> list[Embedding]:
+        return [Embedding(values=v.tolist(), coverage=c)
+                for v, c in zip(vectors, coverage, strict=True)]
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> tuple[dict[str, Embedding], int]:
         """Vectors for the chunks' prefixed text; returns them and how many were computed."""
@@ -105,16 +105,19 @@ class Embedder:
             if c.content_hash not in cached:
                 missing.setdefault(c.content_hash, c.embed_text)
         if missing:
-            computed = self.encode(list(missing.values()))
-            fresh = dict(zip(missing, computed, strict=True))
-            self._cache.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",
-                [
-                    (self.name, h, e.coverage, np.asarray(e.values, np.float32).tobytes())
-                    for h, e in fresh.items()
-                ],
-            )
-            cached.update(fresh)
+            vectors, coverage = self.encoder.encode_passages(list(missing.values()))
+            rows = [(self.name, h, c, v.astype(np.float32).tobytes())
+                    for h, c, v in zip(missing, coverage, vectors, strict=True)]
+            # One transaction: in autocommit mode each row would be its own commit (an fsync
+            # apiece, which was most of the embed stage's overhead on a busy disk).
+            self._cache.execute("BEGIN")
+            try:
+                self._cache.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)", rows)
+            except BaseException:
+                self._cache.execute("ROLLBACK")
+                raise
+            self._cache.execute("COMMIT")
+            cached.update(zip(missing, self._embeddings(vectors, coverage), strict=True))
         return {c.chunk_id: cached[c.content_hash] for c in chunks}, len(missing)
 
     def cached(self, hashes: set[str]) -> dict[str, Embedding]:

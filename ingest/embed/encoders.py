@@ -36,6 +36,10 @@ class Encoder(Protocol):
         """Per text, the share of its tokens the vocabulary knows (not [UNK])."""
         ...
 
+    def encode_passages(self, texts: Sequence[str]) -> tuple[np.ndarray, list[float]]:
+        """`encode` and `coverage` of passages together, sharing work where the backend can."""
+        ...
+
 
 def resolve_model(name: str) -> str:
     """The packaged MiniLM's folder for its name; otherwise the name or path as given."""
@@ -116,7 +120,22 @@ class OnnxEncoder:
     def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         if query:
             texts = [self._instruction + t for t in texts]
+        return self._run(self._tokenizer.encode_batch(list(texts)))
+
+    def encode_passages(self, texts: Sequence[str]) -> tuple[np.ndarray, list[float]]:
+        """One tokenisation pass serves both: coverage counts the tokens of that pass that the
+        post-processor did not add ([CLS], [SEP]). A text that reached the input limit was
+        truncated with room left for those two, so it is measured by `coverage` itself."""
         encodings = self._tokenizer.encode_batch(list(texts))
+        shares = [self._share(e.ids, len(e.ids) - sum(e.special_tokens_mask))
+                  for e in encodings]
+        full = [i for i, e in enumerate(encodings) if len(e.ids) >= self.max_tokens]
+        if full:
+            for i, share in zip(full, self.coverage([texts[i] for i in full]), strict=True):
+                shares[i] = share
+        return self._run(encodings), shares
+
+    def _run(self, encodings: list) -> np.ndarray:
         out = np.zeros((len(encodings), self.dimension), dtype=np.float32)
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self._batch_size):
@@ -136,11 +155,12 @@ class OnnxEncoder:
         return out
 
     def coverage(self, texts: Sequence[str]) -> list[float]:
-        out = []
-        for encoding in self._tokenizer.encode_batch(list(texts), add_special_tokens=False):
-            ids = encoding.ids
-            out.append(1.0 - sum(i == self._unk for i in ids) / len(ids) if ids else 0.0)
-        return out
+        return [self._share(e.ids, len(e.ids))
+                for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def _share(self, ids: list[int], tokens: int) -> float:
+        """Known share of a text's `tokens` ([UNK] is never one the post-processor adds)."""
+        return 1.0 - ids.count(self._unk) / tokens if tokens else 0.0
 
 
 class SentenceTransformerEncoder:
@@ -162,6 +182,9 @@ class SentenceTransformerEncoder:
             list(texts), batch_size=self._batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,
         ), dtype=np.float32)
+
+    def encode_passages(self, texts: Sequence[str]) -> tuple[np.ndarray, list[float]]:
+        return self.encode(texts), self.coverage(texts)
 
     def coverage(self, texts: Sequence[str]) -> list[float]:
         tokenizer = self._model.tokenizer
