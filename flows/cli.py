@@ -576,7 +576,10 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
             m = report.overall if tag == "(all)" else report.per_tag[tag]
             cell = f"{m.recall:.3f} / {m.hit:.3f} / {m.mrr:.3f}"
             if m.no_answer_cases:
-                cell += f"  (no-answer {m.no_answer_passed}/{m.no_answer_cases})"
+                cell += (f"  (no-answer passed {m.no_answer_passed}/{m.no_answer_cases}, "
+                         f"abstained {m.no_answer_abstained})")
+            if tag == "(all)":
+                cell += f"  false abstain {m.false_abstain_rate:.2f}"
             row.append(cell)
         table.add_row(*row)
     console.print(table)

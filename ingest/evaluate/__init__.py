@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from ingest.config import Settings
+from ingest.search.confidence import ABSTAIN_BELOW
 
 
 class Retrieved(Protocol):
@@ -98,6 +99,7 @@ class CaseResult(BaseModel):
     reciprocal_rank: float = 0.0
     ndcg: float = 0.0
     forbidden_hits: int = 0
+    abstained: bool = False  # every result's confidence is below the search's abstain threshold
     passed: bool  # answerable: hit and no forbidden result; no-answer: see evaluate()
     ranked: list[str]  # doc@version clause of each result, for reading a failure
 
@@ -112,6 +114,8 @@ class Metrics(BaseModel):
     forbidden_rate: float  # share of all cases (answerable or not) with a forbidden result
     no_answer_cases: int
     no_answer_passed: int
+    no_answer_abstained: int  # no-answer cases where the search said it had nothing
+    false_abstain_rate: float  # share of answerable cases where it wrongly said so
 
     @property
     def no_answer_rate(self) -> float:
@@ -163,14 +167,15 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
     hits = list(hits)[:k]
     forbidden = sum(any(f.matches(h) for f in case.forbidden) for h in hits)
     ranked = [f"{h.doc_id}@{h.version_id} {h.clause_no or '-'}" for h in hits]
+    abstained = not hits or all(getattr(h, "confidence", 1.0) < ABSTAIN_BELOW for h in hits)
     if case.no_answer:
         top = getattr(hits[0], "score", None) if hits else None
         if no_answer_threshold is not None:
             quiet = top is None or top < no_answer_threshold
-        else:
-            quiet = bool(case.forbidden) or not hits
+        else:  # hidden from this reader (forbidden given), or nothing in the corpus: abstain
+            quiet = bool(case.forbidden) or abstained
         return CaseResult(id=case.id, tags=case.tags, no_answer=True, forbidden_hits=forbidden,
-                          passed=quiet and forbidden == 0, ranked=ranked)
+                          abstained=abstained, passed=quiet and forbidden == 0, ranked=ranked)
     credited: set[int] = set()  # expectations already found higher up
     dcg, first = 0.0, 0
     for rank, hit in enumerate(hits, start=1):
@@ -184,7 +189,8 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
         id=case.id, tags=case.tags, no_answer=False,
         recall=len(credited) / len(case.expected), hit=float(first > 0),
         reciprocal_rank=1 / first if first else 0.0, ndcg=dcg / ideal,
-        forbidden_hits=forbidden, passed=first > 0 and forbidden == 0, ranked=ranked,
+        forbidden_hits=forbidden, abstained=abstained, passed=first > 0 and forbidden == 0,
+        ranked=ranked,
     )
 
 
@@ -251,6 +257,8 @@ def _metrics(results: Sequence[CaseResult]) -> Metrics:
         ndcg=mean([r.ndcg for r in answerable]),
         forbidden_rate=mean([float(r.forbidden_hits > 0) for r in results]),
         no_answer_cases=len(silent), no_answer_passed=sum(r.passed for r in silent),
+        no_answer_abstained=sum(r.abstained for r in silent),
+        false_abstain_rate=mean([float(r.abstained) for r in answerable]),
     )
 
 
