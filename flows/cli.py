@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from datetime import date
@@ -600,7 +599,7 @@ def _fetch_model(args: argparse.Namespace, settings: Settings) -> int:
             continue
         try:
             console.print(f"{name}: {fetch(ONNX_MODELS[name], repository)}")
-        except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+        except (RuntimeError, OSError) as exc:
             console.print(f"[red]{name}: {exc}")
             return 1
     return 0

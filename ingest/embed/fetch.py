@@ -149,13 +149,16 @@ def _maven_copy(model: OnnxModel, target: Path) -> None:
             f"fetching {model.coordinates} needs Maven (`mvn`), or KBFLOW_MAVEN_REPOSITORY set "
             "to the https URL of a Maven repository"
         )
-    subprocess.run(
+    done = subprocess.run(
         ["mvn", "-q", "-B", "-Dstyle.color=never",
          "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy",
          f"-Dartifact={model.coordinates}", f"-DoutputDirectory={target}",
          "-Dmdep.overWriteReleases=true"],
-        check=True, stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True,
     )
+    if done.returncode != 0:
+        raise ModelMissing(f"mvn could not fetch {model.coordinates}: "
+                           f"{(done.stdout + done.stderr).strip()[-2000:]}")
 
 
 def _sha256(path: Path) -> str:
