@@ -55,6 +55,7 @@ MAX_JSON_DEPTH = 4  # an event is one flat object
 PARAMETER_LIMIT_BYTES = 512 * 1024  # Prefect refuses flow-run parameters larger than this
 MAX_BATCH_BYTES = PARAMETER_LIMIT_BYTES // 2  # headroom for other parameters and encodings
 MAX_ATTEMPTS = 3  # runs an event may end without an outcome before it is quarantined
+COLLECT_INTERVAL = 1.0  # seconds between looks at the dispatched runs' outcomes
 STATUSES = ("pending", "dispatched", "done", "failed", "quarantined")
 
 log = logging.getLogger(__name__)
@@ -272,6 +273,16 @@ class EventStore:
                    "reason=?, flow_run_id=NULL, dispatched_at=NULL WHERE id=?",
                    [(reason, i) for i in ids])
 
+    def attempts(self, ids: Sequence[int]) -> dict[int, int]:
+        """id → runs the event went out with that ended without an outcome."""
+        found: dict[int, int] = {}
+        with closing(self._connect()) as db:
+            for start in range(0, len(ids), 500):
+                part = list(ids[start : start + 500])
+                found |= dict(db.execute("SELECT id, attempts FROM events WHERE id IN "
+                                         f"({','.join('?' * len(part))})", part))
+        return found
+
     def prune(self, received_before: float) -> int:
         """Delete finished events received before then; pending and dispatched ones stay."""
         with closing(self._connect()) as db:
@@ -338,11 +349,13 @@ class Dispatcher:
         self.failures = 0
         self.last_error: str | None = None
         self._retry_at = 0.0
+        self._collect_at = 0.0
 
     def tick(self, now: float) -> str | None:
         """Collect outcomes, then send the pending events on if they are due; the id of the
         last flow run started, if any."""
-        if self.tracker is not None:
+        if self.tracker is not None and now >= self._collect_at:
+            self._collect_at = now + COLLECT_INTERVAL
             self.collect()
         events = self.store.pending()
         if not events or now < self._retry_at:
@@ -414,7 +427,12 @@ class Dispatcher:
         for event_id, path, run_id in self.store.dispatched():
             by_run.setdefault(run_id, []).append((event_id, path))
         for run_id, events in by_run.items():
-            outcome = self.tracker(run_id) if self.tracker else None
+            try:
+                outcome = self.tracker(run_id) if self.tracker else None
+            except Exception as exc:  # noqa: BLE001 - ask again next time; others go on
+                log.warning("outcome of run %s unknown for now: %s: %s", run_id,
+                            type(exc).__name__, exc)
+                continue
             if outcome is None:
                 continue
             if outcome.finished:
@@ -423,16 +441,11 @@ class Dispatcher:
                     for i, p in events})
                 continue
             why = f"run {run_id} ended without recording an outcome: {outcome.note}"
-            attempts = self._attempts([i for i, _ in events])
+            attempts = self.store.attempts([i for i, _ in events])
             spent = [i for i, _ in events if attempts.get(i, 0) + 1 >= MAX_ATTEMPTS]
             self.store.finish({i: ("quarantined", f"{why} ({MAX_ATTEMPTS} times)")
                                for i in spent})
             self.store.retry([i for i, _ in events if i not in spent], why)
-
-    def _attempts(self, ids: list[int]) -> dict[int, int]:
-        wanted = set(ids)
-        rows = self.store.listing(("dispatched",), limit=1_000_000)
-        return {r["id"]: r["attempts"] for r in rows if r["id"] in wanted}
 
     def run(self, stop: threading.Event, poll: float) -> None:
         while not stop.wait(poll):

@@ -133,7 +133,7 @@ def test_1_without_document_roots_the_webhook_refuses_every_path(site: dict[str,
 
 def test_1_incremental_runs_refuse_paths_outside_the_roots(
         prefect_api, site: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.ingest import incremental_flow
+    from flows.ingest import incremental_flow, ingest_flow
 
     roots_env(monkeypatch, site["docs"])
     settings = Settings(data_dir=site["data"])
@@ -144,6 +144,9 @@ def test_1_incremental_runs_refuse_paths_outside_the_roots(
     assert [(f.path, "outside the document roots" in f.reason) for f in summary.failures] == [
         (escape, True)]
     assert published_paths(settings) == {str(site["docs"] / "leave.md")}
+
+    with pytest.raises(ValueError, match="outside the document roots"):  # kbflow ingest too
+        ingest_flow(str(site["outside"]), str(site["data"]))
 
     monkeypatch.delenv("KBFLOW_DOCUMENT_ROOTS")
     again = incremental_flow([str(site["docs"] / "leave.md")], [], str(site["data"]))
@@ -267,8 +270,8 @@ def test_3_an_event_that_keeps_crashing_its_run_is_quarantined_alone(
     for i, name in enumerate(["a.md", "poison.md", "b.md"]):
         store.add(ChangeEvent(type="updated", uri=name), f"sig-{i}", time.time() - 60)
     dispatcher = Dispatcher(store, trigger, 0.0, 3600, hook.document_roots, tracker)
-    for _ in range(MAX_ATTEMPTS + 2):
-        dispatcher.tick(time.time())
+    for n in range(MAX_ATTEMPTS + 2):
+        dispatcher.tick(time.time() + 2 * n)  # outcomes are looked at once a second
     statuses = {Path(e["uri"]).name: (e["status"], e["reason"]) for e in outbox(hook)}
     assert statuses["a.md"] == ("done", None) and statuses["b.md"] == ("done", None)
     assert statuses["poison.md"][0] == "quarantined" and "Crashed" in statuses["poison.md"][1]
