@@ -7,6 +7,7 @@ page cache of the stores) and gives each step its own peak-RSS figure.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -136,6 +137,7 @@ def incremental(corpus: str, data: str, document: str) -> dict:
     out["folder"] = {"seconds": seconds, "embedded": summary.embedded,
                      "changed": summary.chunks.changed, "written": summary.written}
     edit_clause(Path(document), clause=6)
+    os.environ["KBFLOW_DOCUMENT_ROOTS"] = json.dumps([corpus])  # incremental runs need a root
     started = time.perf_counter()
     summary = incremental_flow([document], [], data)
     out["webhook_path"] = {"seconds": time.perf_counter() - started,

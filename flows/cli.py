@@ -141,6 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # a refused operation (nothing to roll back to, bad cases file …)
         console.print(f"[red]{exc}")
         return 1
+    except RuntimeError as exc:
+        from ingest.embed.fetch import ModelMissing  # imported only here: reads stay light
+
+        if not isinstance(exc, ModelMissing):
+            raise
+        Console(stderr=True).print(f"[red]{exc}", soft_wrap=True)
+        return 2
 
 
 def _k(text: str) -> int:

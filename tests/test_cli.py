@@ -64,3 +64,17 @@ def test_the_export_schema_file_matches_the_model() -> None:
     """manifests/export.schema.json is what other tools validate `status --json` against."""
     assert EXPORT_SCHEMA.read_text(encoding="utf-8") == ManifestExport.schema_text(), \
         "run: python scripts/write_manifest_schema.py"
+
+
+def test_a_missing_model_names_the_command_that_fetches_it(ingested, tmp_path: Path) -> None:
+    """Nothing is downloaded at run time: without the model files a search fails in one line."""
+    _, settings = ingested
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "KBFLOW_"))}
+    env["KBFLOW_MODEL_CACHE"] = str(tmp_path / "empty-cache")
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "--data-dir", str(settings.data_dir), "search", "报销"],
+        capture_output=True, text=True, timeout=600, env=env, check=False,
+    )
+    assert done.returncode == 2
+    assert "kbflow fetch-model bge-small-zh-v1.5-q" in done.stderr.replace("\n", "")
+    assert "Traceback" not in done.stderr
