@@ -123,7 +123,7 @@ def ingest(data: Path, folder: Path) -> dict:
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = done.communicate(timeout=3600)
     if done.returncode != 0:
-        raise RuntimeError(f"kbflow ingest failed: {err[-3000:]}")
+        raise RuntimeError(f"kbflow ingest exited {done.returncode}: {(out + err)[-3000:]}")
     return json.loads(out)
 
 
@@ -156,11 +156,18 @@ def run(docs: int, rounds: int, cli_runs: int, work: Path) -> dict:
 
         extra = work / "more"
         make_corpus(extra / "extra", 20, seed=11)  # doc ids extra-policy-…: new documents
-        writer = threading.Thread(target=lambda: result.update(second=ingest(data, extra)))
+        errors: list[str] = []
+
+        def write() -> None:
+            try:
+                result["second"] = ingest(data, extra)
+            except RuntimeError as exc:
+                errors.append(f"ingest: {exc}"[:500])
+
+        writer = threading.Thread(target=write)
         writer.start()
         during_api: list[float] = []
         during_cli: list[float] = []
-        errors: list[str] = []
 
         def cli_loop() -> None:
             i = 0
@@ -215,7 +222,7 @@ def section(results: dict[str, dict], load: tuple[float, float]) -> str:
         lines.append(f"- {name}: first ingest {r['versions']} versions in "
                      f"{r['index_seconds']:.1f} s; `kbflow serve` up and warm after "
                      f"{r['serve_start']:.1f} s; the concurrent ingest took "
-                     f"{r['second']['total_seconds']:.1f} s"
+                     f"{r.get('second', {}).get('total_seconds', float('nan')):.1f} s"
                      + (f"; errors: {'; '.join(r['errors'][:3])}" if r["errors"] else ""))
     return "\n".join(lines) + "\n"
 

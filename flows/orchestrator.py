@@ -5,7 +5,7 @@ nothing behind.
 Prefect 3.9 starts that server (a uvicorn subprocess) lazily from whichever thread first needs
 the API and waits PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS (its default, 20 s, is less
 than a fresh HOME's database migration takes on a loaded 2-core machine). Started here, from the
-main thread, with a generous timeout (flows/quiet.py sets 120 s unless the environment says
+main thread, with a generous timeout (flows/quiet.py sets 300 s unless the environment says
 otherwise), and with the Linux parent-death signal set in the child: when the CLI dies by any
 signal, SIGKILL included, the kernel kills the server too. Prefect's later calls reuse this
 server (it is a per-process singleton), so no other thread starts one.
