@@ -19,7 +19,12 @@ def fresh_environment(home: Path) -> dict[str, str]:
     """The caller's environment minus every Prefect and kbflow setting, with an empty HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "KBFLOW_"))}
     home.mkdir()
-    return env | {"HOME": str(home), "PREFECT_HOME": str(home / ".prefect")}
+    # The embedding model `make install` fetched stays where it is (installing is not a run).
+    from ingest.embed.fetch import cache_root
+
+    cache = str(cache_root())
+    return env | {"HOME": str(home), "PREFECT_HOME": str(home / ".prefect"),
+                  "KBFLOW_MODEL_CACHE": cache}
 
 
 def start_ingest(tmp_path: Path,
