@@ -3,7 +3,7 @@
     POST /events   {"type": "created"|"updated"|"deleted", "uri": "...", "id": "optional"}
                    X-Kbflow-Timestamp: <unix seconds>
                    X-Kbflow-Signature: sha256=<hex HMAC-SHA256 of f"{timestamp}.{body}">
-    GET  /health   counts; signed the same way (over an empty body), also the refused events
+    GET  /health   liveness; signed the same way (over an empty body): counts, refused events
 
 A uri is a file:// URI or a path relative to a document root (KBFLOW_DOCUMENT_ROOTS); other
 schemes, control characters, bodies over KBFLOW_WEBHOOK_MAX_BODY_BYTES (413, refused before they
@@ -560,15 +560,15 @@ def create_app(settings: Settings, trigger: Trigger | None = None,
 
     @app.get("/health")
     async def health(request: Request) -> dict:
-        """Counts for anyone; the last error and the refused or failed events (paths, reasons)
-        only for a caller who signs the request like an event, over an empty body."""
-        report: dict = {"status": "ok", **store.counts()}
+        """Liveness for anyone; the counts, the last error and the refused or failed events
+        (paths, reasons) only for a caller who signs the request like an event, over an empty
+        body: a stranger learns nothing about the documents or the pipeline."""
         if verify(settings.webhook_secret, request.headers.get(TIMESTAMP_HEADER),
                   request.headers.get(SIGNATURE_HEADER), b"",
-                  settings.webhook_max_age_seconds, time.time()) is None:
-            report["last_error"] = dispatcher.last_error
-            report["problems"] = store.listing(("quarantined", "failed"), limit=100)
-        return report
+                  settings.webhook_max_age_seconds, time.time()) is not None:
+            return {"status": "ok"}
+        return {"status": "ok", **store.counts(), "last_error": dispatcher.last_error,
+                "problems": store.listing(("quarantined", "failed"), limit=100)}
 
     return app
 

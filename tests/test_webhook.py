@@ -124,7 +124,8 @@ def test_unauthentic_and_malformed_requests_are_refused(hook_settings: Settings)
         assert post(url, b"{not json").status_code == 422
         assert post(url, {"type": "renamed", "uri": "a.md"}).status_code == 422
         assert post(url, {"type": "created"}).status_code == 422
-        assert httpx.get(f"{url}/health").json()["pending"] == 0
+        assert httpx.get(f"{url}/health").json() == {"status": "ok"}  # nothing for strangers
+        assert health(url)["pending"] == 0
     assert store(hook_settings).pending() == []
     assert trigger.calls == []
 
@@ -160,7 +161,7 @@ def test_accepted_events_survive_a_trigger_outage_and_a_restart(hook_settings: S
     trigger.down = False
     with receiver(hook_settings, trigger) as url:  # a new process picks the outbox up
         wait_for(lambda: trigger.calls)
-        wait_for(lambda: httpx.get(f"{url}/health").json()["pending"] == 0)
+        wait_for(lambda: health(url)["pending"] == 0)
     assert trigger.calls == [([at(hook_settings, "new policy.md")], [])]
     assert store(hook_settings).counts() == {"pending": 0, "dispatched": 0, "done": 1,
                                              "failed": 0, "quarantined": 0}
