@@ -17,8 +17,8 @@ import sqlite3
 import string
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import closing
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -241,7 +241,7 @@ def test_3_an_event_is_done_only_when_its_run_recorded_its_outcome(
         return runs[-1]
 
     hook.webhook_debounce_seconds = 1.0
-    with tracked_receiver(hook, run_now, manifest_tracker(hook)) as url:
+    with receiver(hook, run_now, manifest_tracker(hook)) as url:
         for uri in ("leave.md", "empty.md", f"file://{site['docs']}/../outside/secret.md"):
             assert post(url, {"type": "updated", "uri": uri}).status_code == 202
         wait_for(lambda: all(e["status"] not in ("pending", "dispatched")
@@ -621,31 +621,3 @@ def test_fuzz_500_signed_random_bodies(site: dict[str, Path], hook: Settings) ->
         assert (event["status"] == "done") == (event["path"] in sent), event
         assert event["status"] == "done" or event["reason"], event
     assert all(Path(p).is_relative_to(site["docs"]) for p in sent)
-
-
-# ---- helpers that need the new interfaces -------------------------------------------------------
-
-@contextmanager
-def tracked_receiver(settings: Settings, trigger: Callable[[list[str], list[str]], str],
-                     tracker: Callable) -> Iterator[str]:
-    """test_webhook.receiver, with a tracker that reports the runs' outcomes."""
-    import uvicorn
-    from test_webhook import free_port
-
-    from flows.webhook import create_app
-
-    port = free_port()
-    app = create_app(settings, trigger, poll=0.05, tracker=tracker)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

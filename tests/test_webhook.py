@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -50,10 +50,12 @@ class Recorder:
 
 
 @contextmanager
-def receiver(settings: Settings, trigger: Recorder) -> Iterator[str]:
+def receiver(settings: Settings, trigger: Callable[[list[str], list[str]], str],
+             tracker: Callable | None = None) -> Iterator[str]:
+    """The receiver on a loopback port; `tracker` reports the runs' outcomes, if given."""
     port = free_port()
-    config = uvicorn.Config(create_app(settings, trigger, poll=0.05), host="127.0.0.1",
-                            port=port, log_level="warning")
+    config = uvicorn.Config(create_app(settings, trigger, poll=0.05, tracker=tracker),
+                            host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
