@@ -24,7 +24,13 @@ from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
-from ingest.search.confidence import ABSTAIN_BELOW, Signals, confidence, term_cover
+from ingest.search.confidence import (
+    ABSTAIN_BELOW,
+    Signals,
+    confidence,
+    term_cover,
+    term_weights,
+)
 from ingest.search.fusion import (
     Identifiers,
     exact_matches,
@@ -143,14 +149,15 @@ def hybrid_search(
     cached = embedder.cached({chunks[c].content_hash for c in top})
     query_vector = np.asarray(encoded.values, dtype=np.float32)
     results = []
+    rarity = term_weights(fixed, vocabulary.terms if vocabulary else {},
+                          vocabulary.largest_df if vocabulary else 0)
     for position, chunk_id in enumerate(top, start=1):
         chunk = chunks[chunk_id]
         vector = cached.get(chunk.content_hash)
+        covers = term_cover(rarity, f"{chunk.prefix} {chunk.text}")
         signals = Signals(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
-            term_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}"),
-            rare_cover=term_cover(fixed, f"{chunk.prefix} {chunk.text}",
-                                  vocabulary.terms if vocabulary else None),
+            term_cover=covers[0], rare_cover=covers[1],
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
             exact=exact[chunk_id] > 0,
         )

@@ -39,18 +39,20 @@ BIAS = -2.941
 ABSTAIN_BELOW = 0.112
 
 
-def term_cover(query: str, text: str, df: Mapping[str, int] | None = None) -> float:
-    """Share of the query's content terms in `text`; with document frequencies (term → chunks),
-    each term weighs log(N / (df + 1)) + 1."""
-    terms = query_tokens(query)
-    if not terms:
-        return 0.0
+def term_weights(query: str, df: Mapping[str, int], corpus_chunks: int) -> dict[str, float]:
+    """The query's content terms, each weighing log(N / (df + 1)) + 1 by its document
+    frequency in the corpus (term → chunks); computed once per query."""
+    n = corpus_chunks + 1
+    return {t: math.log(n / (df.get(t, 0) + 1)) + 1 for t in query_tokens(query)}
+
+
+def term_cover(weights: Mapping[str, float], text: str) -> tuple[float, float]:
+    """Share of the query's terms found in `text`: plain, and weighted by rarity."""
+    if not weights:
+        return 0.0, 0.0
     present = set(tokens(text))
-    if df is None:
-        return sum(t in present for t in terms) / len(terms)
-    n = max(df.values(), default=0) + 1
-    weights = {t: math.log(n / (df.get(t, 0) + 1)) + 1 for t in terms}
-    return sum(w for t, w in weights.items() if t in present) / sum(weights.values())
+    plain = sum(t in present for t in weights) / len(weights)
+    return plain, sum(w for t, w in weights.items() if t in present) / sum(weights.values())
 
 
 def confidence(signals: Signals, weights: list[float] | None = None,

@@ -101,9 +101,11 @@ class Vocabulary:
     _near: dict[tuple[str, ...], list[str]] = field(default_factory=dict, repr=False)
     _groups: list[list[tuple[str, re.Pattern[str]]]] = field(default_factory=list, repr=False)
     _stamp: tuple[tuple[Path, int], ...] = field(default=(), repr=False)
+    largest_df: int = field(default=0, init=False)  # the most chunks one term is in
     _broken: str | None = field(default=None, repr=False)  # the reason last logged
 
     def __post_init__(self) -> None:
+        self.largest_df = max(self.terms.values(), default=0)
         for term, df in self.terms.items():
             if df >= self.settings.typo_min_df and 2 <= len(term) <= 4 and _is_chinese_term(term):
                 for reading in _readings(term):
