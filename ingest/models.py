@@ -186,7 +186,10 @@ class SearchFilter(BaseModel):
     tenant_id: str
     groups: list[str]
     as_of: date
-    version_keys: list[str]  # the published (READY, not tombstoned) versions
+    # Versions a reader must not see although the store may hold rows of them: in flight,
+    # failed, or tombstoned and not yet cleaned (ManifestStore.hidden_keys). Few, whatever the
+    # size of the corpus, so the filter costs the same at 100 versions as at 100,000.
+    hidden_keys: list[str]
 
 
 class GraphNode(BaseModel):

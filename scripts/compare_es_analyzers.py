@@ -65,13 +65,11 @@ def corpus_chunks(root: Path, settings: Settings) -> list[Chunk]:
 
 def run(store: ElasticsearchLexicalStore, chunks: dict[str, Chunk], cases_path: Path,
         settings: Settings, k: int) -> EvalReport:
-    published = sorted({c.version_key for c in chunks.values()})
-
     def search(question: str, as_of: date | None, tenant: str | None,
                groups: list[str] | None, k: int) -> list[Result]:
         flt = SearchFilter(tenant_id=tenant or settings.default_tenant,
                            groups=groups or settings.default_acl,
-                           as_of=as_of or date.today(), version_keys=published)
+                           as_of=as_of or date.today(), hidden_keys=[])
         results = []
         for hit in store.search(question, flt, k):
             c = chunks[hit.chunk_id]

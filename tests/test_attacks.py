@@ -460,11 +460,11 @@ def test_8_control_characters_in_filter_values_neither_break_nor_leak(tmp_path: 
     try:
         chunks = [make_chunk(1, tenant="A"), make_chunk(2, doc="other", tenant="B")]
         store.upsert(chunks, {c.chunk_id: vector(n) for n, c in enumerate(chunks, 1)})
-        keys = ["policy@1", "other-tenant-secret@1"]
+        keys = ["hidden@1", 'x" or version_key != "']
 
         def search(tenant: str, groups: list[str], probe: list[float] | None = None) -> list:
             flt = SearchFilter(tenant_id=tenant, groups=groups, as_of=date(2026, 1, 1),
-                               version_keys=keys)
+                               hidden_keys=keys)
             return store.search(probe or vector(1).values, flt, 5, 0.0)
 
         assert [h.chunk_id for h in search("A", ["staff"])] == ["policy-1-1"]

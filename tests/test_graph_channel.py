@@ -65,7 +65,7 @@ def graph(tmp_path: Path):
 def test_citing_clauses_come_back_with_their_path(graph) -> None:
     store, chunks = graph
     channel = GraphChannel(store)
-    both = flt(version_keys=["travel@1", "travel@2", "procurement@1"], as_of=date(2026, 3, 1))
+    both = flt(hidden_keys=[], as_of=date(2026, 3, 1))
     intent, hits = channel.search("哪些制度引用了《审批权限表》", both)
     assert intent.intent == "cited_by"
     assert {h.chunk_id for h in hits} == {chunks["travel"].chunk_id, chunks["travel_new"].chunk_id}
@@ -87,14 +87,14 @@ def test_paths_score_by_hops_and_routing_weight(graph) -> None:
     channel = GraphChannel(store)
     standards = make_chunk(3, doc="standards", text="第三条 差旅标准见《差旅费管理办法》。")
     store.upsert([standards], extract_triples([standards], "费用报销标准表"))
-    visible = flt(version_keys=["travel@1", "standards@1"], as_of=date(2025, 6, 1))
+    visible = flt(hidden_keys=["travel@2", "procurement@1"], as_of=date(2025, 6, 1))
     intent, hits = channel.search("哪些制度引用了《审批权限表》", visible)
     # One hop: 差旅费管理办法 cites it; two hops: 费用报销标准表 cites 差旅费管理办法.
     assert [(h.chunk_id, len(h.path.relations)) for h in hits] == [
         (chunks["travel"].chunk_id, 1), (standards.chunk_id, 2)]
     assert hits[1].score == pytest.approx(hits[0].score * 0.5 * 0.9)  # halved, × confidence
     assert hits[0].score == pytest.approx(intent.weight * 0.9)
-    _, approvers = channel.search("住宿费超标要谁审批", flt(version_keys=["travel@2"],
+    _, approvers = channel.search("住宿费超标要谁审批", flt(hidden_keys=["travel@1", "standards@1"],
                                                           as_of=date(2026, 3, 1)))
     assert [h.chunk_id for h in approvers] == [chunks["travel_new"].chunk_id]
     assert approvers[0].path.relations[0].predicate == "审批"
@@ -104,7 +104,7 @@ def test_paths_score_by_hops_and_routing_weight(graph) -> None:
 def test_a_referenced_clause_is_answered_by_its_own_text(graph) -> None:
     store, chunks = graph
     _, hits = GraphChannel(store).search("差旅费管理办法第9条提到的那条规定是什么",
-                                         flt(version_keys=["travel@1"]))
+                                         flt(hidden_keys=["travel@2", "procurement@1"]))
     # The citing clause first, then the clause it points to (reached through the path).
     assert [h.chunk_id for h in hits] == [chunks["rule"].chunk_id, chunks["travel"].chunk_id]
     assert [n.name for n in hits[1].path.nodes] == ["《差旅费管理办法》第9条",
@@ -115,7 +115,7 @@ def test_a_referenced_clause_is_answered_by_its_own_text(graph) -> None:
 def test_a_clause_question_without_entities_starts_from_the_text_hits(graph) -> None:
     store, chunks = graph
     channel = GraphChannel(store)
-    visible = flt(version_keys=["travel@1"])
+    visible = flt(hidden_keys=["travel@2", "procurement@1"])
     question = "超标不报销那条规定原文是什么"
     assert channel.search(question, visible) == (None, [])
 

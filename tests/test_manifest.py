@@ -189,3 +189,36 @@ def test_racing_workers_advance_a_version_once(manifest: ManifestStore, location
         thread.join()
     assert sorted(outcomes) == ["advanced"] + ["refused"] * 5
     assert manifest.get("policy", "1").state == State.MILVUS_READY
+
+
+def test_postgres_writers_of_different_documents_do_not_wait(postgres_database: str) -> None:
+    """A transaction holds its document's lock only: another document's writer goes through
+    while it is open, the same document's writer waits for it, and a whole-manifest writer
+    (a new generation) waits for every document writer."""
+    from ingest.manifest.sql import connect
+
+    ManifestStore(postgres_database).close()  # migrated
+    holder, other, same, whole = (connect(postgres_database) for _ in range(4))
+    holder.begin("policy")
+    other.begin("handbook")  # would block here under one global lock
+    other.commit()
+    done: list[str] = []
+
+    def write(connection, document: str | None) -> None:
+        connection.begin(document)
+        done.append(document or "manifest")
+        connection.commit()
+
+    waiting = [threading.Thread(target=write, args=(same, "policy")),
+               threading.Thread(target=write, args=(whole, None))]
+    for thread in waiting:
+        thread.start()
+    for thread in waiting:
+        thread.join(timeout=1.0)
+    assert done == []  # both wait for the open "policy" transaction
+    holder.commit()
+    for thread in waiting:
+        thread.join(timeout=10)
+    assert sorted(done) == ["manifest", "policy"]
+    for connection in (holder, other, same, whole):
+        connection.close()

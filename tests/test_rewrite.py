@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ingest.config import Settings
-from ingest.models import Chunk, ChunkKind, SearchFilter, version_key
+from ingest.models import Chunk, ChunkKind, SearchFilter
 from ingest.search.rewrite import Vocabulary, rewrite
 from ingest.stores import tokens
 from ingest.stores.sqlite_lexical import SqliteLexicalStore
@@ -39,7 +39,7 @@ def chunk(n: int, text: str) -> Chunk:
 
 
 FILTER = SearchFilter(tenant_id="t1", groups=["staff"], as_of=date(2026, 1, 1),
-                      version_keys=[version_key("policy", "1")])
+                      hidden_keys=[])
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def vector(n: int, coverage: float = 1.0) -> Embedding:
 
 def flt(**overrides) -> SearchFilter:
     base = {"tenant_id": "t1", "groups": ["staff"], "as_of": date(2026, 1, 1),
-            "version_keys": [version_key("policy", "1")]}
+            "hidden_keys": [version_key("policy", "2")]}
     return SearchFilter(**(base | overrides))
 
 
@@ -272,11 +272,11 @@ def test_lexical_filters_apply_inside_the_query(lexical_store) -> None:
     assert [h.chunk_id for h in lexical_store.search("打车", flt(), 1)] == [
         rows["visible"].chunk_id
     ]
-    two_versions = flt(version_keys=["policy@1", "policy@2"])
+    two_versions = flt(hidden_keys=[])
     assert {h.chunk_id for h in lexical_store.search("打车", two_versions, 10)} == {
         rows["visible"].chunk_id, rows["unpublished"].chunk_id
     }
-    assert lexical_store.search("打车", flt(version_keys=[]), 10) == []
+    assert lexical_store.search("打车", flt(hidden_keys=["policy@1", "policy@2"]), 10) == []
 
 
 def test_lexical_vocabulary_lists_indexed_terms_with_chunk_counts(lexical_store) -> None:
@@ -397,7 +397,7 @@ def test_graph_paths_filter_visibility_inside_the_query(graph_store) -> None:
     assert {p.relations[0].source_chunk_id for p in past} == {
         rows["visible"].chunk_id, rows["expired"].chunk_id}
     assert graph_store.paths(["X"], flt(tenant_id="t3")) == []
-    assert graph_store.paths(["X"], flt(version_keys=[])) == []
+    assert graph_store.paths(["X"], flt(hidden_keys=["policy@1", "policy@2"])) == []
     # A hidden relation also ends a walk: Y → Z is another tenant's, so Z is never reached.
     assert "Z" not in {n.name for p in graph_store.paths(["X"], flt(), hops=3) for n in p.nodes}
     assert {n.name for n in graph_store.entities("t2")} == {"other_tenant", "X", "Y", "Z"}
@@ -428,4 +428,4 @@ def test_graph_clause_chunks_find_a_titled_clause_the_reader_may_see(graph_store
         ("差旅费管理办法", "第7条"): [seventh.chunk_id]}
     assert graph_store.clause_chunks(wanted, flt(tenant_id="t2")) == {
         ("差旅费管理办法", "第8条"): [hidden.chunk_id]}
-    assert graph_store.clause_chunks(wanted, flt(version_keys=[])) == {}
+    assert graph_store.clause_chunks(wanted, flt(hidden_keys=["policy@1", "policy@2"])) == {}

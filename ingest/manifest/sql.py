@@ -3,9 +3,11 @@
 The manifest writes portable SQL (ON CONFLICT upserts, coalesce, TEXT columns) with `?`
 placeholders; the PostgreSQL connection rewrites them to psycopg's `%s` (so the manifest's SQL
 holds no literal `?` or `%`). Rows answer both `row[0]` and `row["name"]`, as sqlite3.Row does.
-A write transaction takes the database's one writer lock (SQLite's BEGIN IMMEDIATE; on
-PostgreSQL a transaction-scoped advisory lock), so the read-check-write steps of the state
-machine never interleave between processes.
+A write transaction takes a writer lock, so the read-check-write steps of the state machine
+never interleave between processes. SQLite has one writer at a time (BEGIN IMMEDIATE). On
+PostgreSQL a transaction about one document locks that document only (transaction-scoped
+advisory locks), so workers writing different documents do not wait for each other; a
+transaction about the whole manifest (migrations, generations) excludes all of them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-# pg_advisory_xact_lock key of manifest writers ("kbflow" in ASCII).
+# pg_advisory_xact_lock key of the whole manifest ("kbflow" in ASCII); it also seeds the
+# hash that gives each document its own key.
 _WRITE_LOCK = 0x6B62666C6F77
 
 
@@ -39,8 +42,9 @@ class Connection(ABC):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
 
     @abstractmethod
-    def begin(self) -> None:
-        """Start a write transaction holding the writer lock."""
+    def begin(self, document: str | None = None) -> None:
+        """Start a write transaction holding the writer lock: of one document (its doc id),
+        or of the whole manifest (None)."""
 
     def commit(self) -> None:
         self._db.execute("COMMIT")
@@ -72,7 +76,7 @@ class SqliteConnection(Connection):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self._db.executemany(sql, rows)
 
-    def begin(self) -> None:
+    def begin(self, document: str | None = None) -> None:
         self._db.execute("BEGIN IMMEDIATE")
 
 
@@ -114,6 +118,12 @@ class PostgresConnection(Connection):
         with self._db.cursor() as cursor:
             cursor.executemany(sql.replace("?", "%s"), rows)
 
-    def begin(self) -> None:
+    def begin(self, document: str | None = None) -> None:
         self._db.execute("BEGIN")
-        self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+        if document is None:
+            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+            return
+        # shared on the manifest (a whole-manifest writer waits for all), exclusive on the doc
+        self._db.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_WRITE_LOCK,))
+        self._db.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))",
+                         (document, _WRITE_LOCK))

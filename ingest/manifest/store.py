@@ -132,8 +132,9 @@ class ManifestStore:
         self._db.close()
 
     @contextmanager
-    def _tx(self) -> Iterator[Connection]:
-        self._db.begin()
+    def _tx(self, document: str | None = None) -> Iterator[Connection]:
+        """A write transaction locking one document's rows (its doc id) or the whole manifest."""
+        self._db.begin(document)
         try:
             yield self._db
         except BaseException:
@@ -248,7 +249,7 @@ class ManifestStore:
               parse_report: dict | None = None) -> None:
         """Enter CREATED for a version about to be (re)written: new, changed, failed or resumed."""
         now = _now()
-        with self._tx() as db:
+        with self._tx(meta.doc_id) as db:
             if self._tombstoned(db, meta.doc_id, meta.version_id):
                 raise TransitionError(f"{version_key(meta.doc_id, meta.version_id)} is tombstoned")
             db.execute(
@@ -289,7 +290,7 @@ class ManifestStore:
         """Move one step along CREATED→…→NEO4J_READY; any other step is refused."""
         if to == State.READY:
             raise TransitionError("READY is entered through publish(), with the chunk records")
-        with self._tx() as db:
+        with self._tx(doc_id) as db:
             current = self._state(db, doc_id, version_id)
             if _NEXT.get(current) != to:
                 raise TransitionError(f"{doc_id}@{version_id}: {current} → {to} is not allowed")
@@ -306,7 +307,7 @@ class ManifestStore:
         """NEO4J_READY → READY, replacing the version's published chunk records atomically.
 
         `effective_to` is the end date in force (declared, or closed by a later version)."""
-        with self._tx() as db:
+        with self._tx(doc_id) as db:
             current = self._state(db, doc_id, version_id)
             if current != State.NEO4J_READY:
                 raise TransitionError(f"{doc_id}@{version_id}: {current} → READY is not allowed")
@@ -340,7 +341,7 @@ class ManifestStore:
         """
         doc_id, version_id = key
         now = _now()
-        with self._tx() as db:
+        with self._tx(doc_id) as db:
             row = db.execute(
                 "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
                 (self._gen, doc_id, version_id),
@@ -402,6 +403,23 @@ class ManifestStore:
         )
         return [version_key(r[0], r[1]) for r in rows]
 
+    def hidden_keys(self) -> list[str]:
+        """Versions a reader must not see although the stores may hold rows of them: every
+        state but READY (in flight, failed, or deleted), except deleted versions whose rows
+        are cleaned from every generation. Searches exclude these instead of listing every
+        published version, so the filter stays as small as what is wrong right now."""
+        if self.generation is None:
+            return []
+        rows = self._db.execute(
+            """SELECT d.doc_id, d.version_id FROM documents d
+               LEFT JOIN tombstones t ON t.doc_id = d.doc_id AND t.version_id = d.version_id
+               WHERE d.generation=? AND d.state<>?
+                 AND NOT (d.state=? AND t.cleaned_at IS NOT NULL)
+               ORDER BY d.doc_id, d.version_id""",
+            (self.generation, State.READY, State.TOMBSTONED),
+        )
+        return [version_key(r[0], r[1]) for r in rows]
+
     def _state(self, db: Connection, doc_id: str, version_id: str) -> State:
         row = db.execute(
             "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
@@ -426,7 +444,7 @@ class ManifestStore:
 
         Written before any store is touched, so a crash during cleanup never brings it back."""
         now = _now()
-        with self._tx() as db:
+        with self._tx(doc_id) as db:
             rows = db.execute(
                 "SELECT DISTINCT doc_id, version_id FROM documents WHERE doc_id=?"
                 + (" AND version_id=?" if version_id else ""),
@@ -460,7 +478,7 @@ class ManifestStore:
         return [(r[0], r[1]) for r in rows]
 
     def mark_cleaned(self, doc_id: str, version_id: str) -> None:
-        with self._tx() as db:
+        with self._tx(doc_id) as db:
             db.execute(
                 "UPDATE tombstones SET cleaned_at=? WHERE doc_id=? AND version_id=?",
                 (_now(), doc_id, version_id),
@@ -515,6 +533,8 @@ class ManifestStore:
         return {r[0]: Published(r[1], r[2]) for r in rows}
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        """The published records of these chunks, of versions READY now: one rewritten or
+        deleted since a store answered a query is left out, never shown half-written."""
         ids = list(chunk_ids)
         found: dict[str, Chunk] = {}
         if self.generation is None:
@@ -523,8 +543,11 @@ class ManifestStore:
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in self._db.execute(
-                f"SELECT chunk_id, record FROM chunks WHERE generation=? AND chunk_id IN ({marks})",
-                [self.generation, *part],
+                f"""SELECT c.chunk_id, c.record FROM chunks c
+                    JOIN documents d ON d.generation = c.generation AND d.doc_id = c.doc_id
+                                    AND d.version_id = c.version_id
+                    WHERE c.generation=? AND d.state=? AND c.chunk_id IN ({marks})""",
+                [self.generation, State.READY, *part],
             ):
                 found[row[0]] = Chunk.model_validate_json(row[1])
         return found

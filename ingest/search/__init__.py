@@ -110,7 +110,7 @@ def hybrid_search(
     vocabulary: Vocabulary | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(
-        tenant_id=tenant_id, groups=groups, as_of=as_of, version_keys=manifest.published_keys()
+        tenant_id=tenant_id, groups=groups, as_of=as_of, hidden_keys=manifest.hidden_keys()
     )
     depth = max(k * 4, 20)
     final = mode == "final"

@@ -239,7 +239,7 @@ def entity_relations(settings: Settings, entity: str, *, tenant_id: str, groups:
         if manifest.generation is None:
             return EntityRelations(entity=entity, start=[], hops=hops, paths=[], sources={})
         flt = SearchFilter(tenant_id=tenant_id, groups=groups, as_of=as_of,
-                           version_keys=manifest.published_keys())
+                           hidden_keys=manifest.hidden_keys())
         graph = open_graph(settings, manifest.generation)
         try:
             index = EntityIndex(graph.entities(tenant_id))

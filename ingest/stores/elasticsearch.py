@@ -139,7 +139,7 @@ class ElasticsearchLexicalStore:
             raise BulkWriteError(failures)
 
     def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
-        if not flt.version_keys or not flt.groups:
+        if not flt.groups:
             return []
         if self._analyzer == "jieba":
             terms = query_tokens(query)
@@ -157,8 +157,8 @@ class ElasticsearchLexicalStore:
                     {"terms": {"acl": flt.groups}},
                     {"range": {"eff_from": {"lte": day}}},
                     {"range": {"eff_to": {"gte": day}}},
-                    {"terms": {"version_key": flt.version_keys}},
-                    {"bool": {"must_not": {"term": {"kind": ChunkKind.PARENT.value}}}},
+                    {"bool": {"must_not": [{"term": {"kind": ChunkKind.PARENT.value}},
+                                           {"terms": {"version_key": flt.hidden_keys}}]}},
                 ],
             }
         }

@@ -126,15 +126,15 @@ RETURN d.title, c.clause_no, c.chunk_id ORDER BY c.chunk_id
 
 def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
     """The Cypher predicate (and its parameters) a chunk or relation `var` must meet to be
-    seen under `flt`; None when nothing can be (no groups or no published version)."""
-    if not flt.groups or not flt.version_keys:
+    seen under `flt`; None when nothing can be (no groups)."""
+    if not flt.groups:
         return None
     day = day_number(flt.as_of, OPEN_END)
     return (f"{var}.tenant_id = $tenant AND list_has_any({var}.acl, $groups) "
             f"AND {var}.eff_from <= $day AND {var}.eff_to >= $day "
-            f"AND {var}.version_key IN $version_keys",
+            f"AND NOT {var}.version_key IN $hidden",
             {"tenant": flt.tenant_id, "groups": list(flt.groups), "day": day,
-             "version_keys": list(flt.version_keys)})
+             "hidden": list(flt.hidden_keys)})
 
 
 class LadybugGraphStore:

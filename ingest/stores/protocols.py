@@ -5,9 +5,12 @@ file. `activate()` points the role's serving alias at that generation (one atomi
 engine); `drop()` deletes the generation's physical data.
 
 Query contract (every implementation, and any consumer reading the stores directly): filter by
-`version_key IN <published keys from the manifest>`, tenant, ACL groups and effective dates
-inside the store's own query. The published keys are the READY, non-tombstoned versions, so a
-half-written or deleted version is never visible, whatever its rows in a store.
+`version_key NOT IN <hidden keys from the manifest>`, tenant, ACL groups and effective dates
+inside the store's own query. The hidden keys are the versions not READY (in flight, failed,
+deleted and not yet cleaned), so a half-written or deleted version is never visible, whatever
+its rows in a store, and the filter stays small however many versions are published. Hits are
+then read back from the manifest's chunk records of READY versions only, which also leaves out a
+version that changed state between the two reads.
 """
 
 from __future__ import annotations

@@ -88,20 +88,20 @@ class SqliteLexicalStore:
 
     def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
         terms = query_tokens(query)
-        if not terms or not flt.version_keys or not flt.groups:
+        if not terms or not flt.groups:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         day = day_number(flt.as_of, OPEN_END)
-        keys = ",".join("?" * len(flt.version_keys))
+        keys = ",".join("?" * len(flt.hidden_keys))
         groups = ",".join("?" * len(flt.groups))
         rows = self._db.execute(
             f"""SELECT c.chunk_id, -bm25({self._t}_fts) AS score
                 FROM {self._t}_fts JOIN {self._t} c ON c.rowid = {self._t}_fts.rowid
                 WHERE {self._t}_fts MATCH ? AND c.kind != 'parent' AND c.tenant_id = ?
-                  AND c.eff_from <= ? AND c.eff_to >= ? AND c.version_key IN ({keys})
+                  AND c.eff_from <= ? AND c.eff_to >= ? AND c.version_key NOT IN ({keys})
                   AND EXISTS (SELECT 1 FROM json_each(c.acl) WHERE value IN ({groups}))
                 ORDER BY score DESC, c.chunk_id LIMIT ?""",
-            [match, flt.tenant_id, day, day, *flt.version_keys, *flt.groups, k],
+            [match, flt.tenant_id, day, day, *flt.hidden_keys, *flt.groups, k],
         )
         return [Hit(chunk_id=r[0], score=r[1]) for r in rows]
 
