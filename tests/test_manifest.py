@@ -222,3 +222,20 @@ def test_postgres_writers_of_different_documents_do_not_wait(postgres_database: 
     assert sorted(done) == ["manifest", "policy"]
     for connection in (holder, other, same, whole):
         connection.close()
+
+
+def test_a_run_reads_only_the_versions_it_touches(manifest: ManifestStore) -> None:
+    walk_to_ready(manifest, "1")
+    walk_to_ready(manifest, "2")
+    handbook = meta().model_copy(update={"doc_id": "handbook", "source_path": "/b/h.md",
+                                         "title": "员工手册"})
+    manifest.begin(handbook, "run1", "chunker@1", "model", source_root="/b")
+    keys = lambda records: [r.version_key for r in records]  # noqa: E731
+    assert keys(manifest.documents()) == ["handbook@1", "policy@1", "policy@2"]
+    assert keys(manifest.documents(doc_ids=["policy", "nothing"])) == ["policy@1", "policy@2"]
+    assert keys(manifest.documents(source_paths=["/b/h.md"])) == ["handbook@1"]
+    assert keys(manifest.documents(source_root="/b", doc_ids=["handbook"])) == ["handbook@1"]
+    assert manifest.documents(source_root="/elsewhere") == []
+    assert manifest.state_counts() == {"CREATED": 1, "READY": 2}
+    manifest.tombstone("handbook", None, "deleted", "run1")
+    assert manifest.titles() == {"差旅费管理办法"}

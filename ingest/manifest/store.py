@@ -235,14 +235,50 @@ class ManifestStore:
         ).fetchone()
         return _record(row) if row else None
 
-    def documents(self) -> list[DocumentRecord]:
+    def documents(self, *, doc_ids: Iterable[str] | None = None,
+                  source_paths: Iterable[str] | None = None,
+                  source_root: str | None = None) -> list[DocumentRecord]:
+        """This generation's versions: all of them, or only those of the given documents, files
+        or folder (a run reads what it touches, so its cost does not grow with the manifest)."""
         if self.generation is None:
             return []
-        rows = self._db.execute(
-            "SELECT * FROM documents WHERE generation=? ORDER BY doc_id, version_id",
-            (self.generation,),
-        )
+        if doc_ids is None and source_paths is None and source_root is None:
+            return self._select("SELECT * FROM documents WHERE generation=?", [self.generation])
+        found = []
+        if source_root is not None:
+            found += self._select("SELECT * FROM documents WHERE generation=? AND source_root=?",
+                                  [self.generation, source_root])
+        for column, values in (("doc_id", doc_ids), ("source_path", source_paths)):
+            values = sorted(set(values or ()))
+            for start in range(0, len(values), 500):
+                part = values[start : start + 500]
+                found += self._select(
+                    f"SELECT * FROM documents WHERE generation=? AND {column} IN "
+                    f"({','.join('?' * len(part))})", [self.generation, *part])
+        unique = {(r.doc_id, r.version_id): r for r in found}
+        return [unique[key] for key in sorted(unique)]
+
+    def _select(self, sql: str, params: list[str]) -> list[DocumentRecord]:
+        rows = self._db.execute(sql + " ORDER BY doc_id, version_id", params)
         return [_record(r) for r in rows]
+
+    def state_counts(self) -> dict[str, int]:
+        """Versions per state in this generation."""
+        if self.generation is None:
+            return {}
+        rows = self._db.execute(
+            "SELECT state, count(*) FROM documents WHERE generation=? GROUP BY state ORDER BY 1",
+            (self.generation,))
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def titles(self) -> set[str]:
+        """The titles of this generation's versions that are not deleted."""
+        if self.generation is None:
+            return set()
+        rows = self._db.execute(
+            "SELECT DISTINCT title FROM documents WHERE generation=? AND state<>? "
+            "AND title IS NOT NULL", (self.generation, State.TOMBSTONED))
+        return {r[0] for r in rows}
 
     def begin(self, meta: DocumentMeta, run_id: str, chunker_version: str, model: str,
               *, source_root: str | None = None, parser_version: str | None = None,
