@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from ingest.search.fusion import (
+    amount_matches,
     chinese_number,
     clause_key,
     exact_matches,
@@ -29,16 +30,19 @@ def test_clause_numbers_compare_in_either_form() -> None:
 def test_identifiers_found_in_queries() -> None:
     ids = identifiers("VPN 报 SEC-3001，按第十二条和 4.2 条处理，超过150元和《审批权限表》怎么办")
     assert ids.clauses == ["12", "4.2"]
-    assert ids.strings == ["150元", "sec-3001", "《审批权限表》"]
+    assert ids.strings == ["sec-3001", "《审批权限表》"] and ids.amounts == ["150元"]
     assert not identifiers("出差打车超标了还能报吗")
     assert not identifiers("2026年出差到上海").clauses  # a year is not a clause number
 
 
 def test_exact_matches_count_clause_and_text() -> None:
     ids = identifiers("第十条规定的打车费是不是150元")
-    assert exact_matches(ids, "第十条", "市内交通费每天不超过150元") == 2
-    assert exact_matches(ids, "第十一条", "市内交通费每天不超过１５０元") == 1  # NFKC
-    assert exact_matches(ids, "第十一条", "住宿费") == 0
+    assert exact_matches(ids, "第十条", "市内交通费每天不超过150元") == 1
+    assert exact_matches(ids, "第十一条", "市内交通费每天不超过150元") == 0
+    assert amount_matches(ids, "市内交通费每天不超过１５０元") == 1  # NFKC
+    assert amount_matches(identifiers("请假5天"), "事假每次不超过5天") == 1
+    assert amount_matches(identifiers("请假5天"), "陪产假15天，或2.5天") == 0
+    assert amount_matches(ids, "住宿费") == 0
 
 
 def test_exact_identifier_outranks_fused_score() -> None:

@@ -33,6 +33,7 @@ from ingest.search.confidence import (
 )
 from ingest.search.fusion import (
     Identifiers,
+    amount_matches,
     exact_matches,
     identifiers,
     is_english,
@@ -159,7 +160,7 @@ def hybrid_search(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
             term_cover=covers[0], rare_cover=covers[1],
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
-            exact=exact[chunk_id] > 0,
+            exact=exact[chunk_id] > 0 or amount_matches(ids, chunk.text) > 0,
         )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,

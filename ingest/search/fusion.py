@@ -1,10 +1,13 @@
 """Fusion rules, kept pure: weighted reciprocal-rank fusion and exact identifiers first.
 
 A query that names an identifier (an error code such as SEC-3001, a clause number in either
-第十二条 or 4.2 form, a quoted title 《…》, an amount with its unit) wants the chunk that carries
-it, which the dense path cannot tell from its neighbours; so chunks that contain an identifier
-exactly rank above all others, in fused order. Weights depend on the query's language because the
-default dense model (bge-small-zh) reads Chinese well and English poorly.
+第十二条 or 4.2 form, a quoted title 《…》) wants the chunk that carries it, which the dense path
+cannot tell from its neighbours; so chunks that contain an identifier exactly rank above all
+others, in fused order. An amount with its unit (5天, 30万元) is different: a question usually
+states it as a value to look up ("请假5天需要谁审批"), and the clause answering it states a range
+("3天以上"), so an amount is matched (for the confidence signal) but never reorders results.
+Weights depend on the query's language because the default dense model (bge-small-zh) reads
+Chinese well and English poorly.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ class Identifiers(BaseModel):
     """What in a query must be matched exactly; each a normalised string."""
 
     clauses: list[str] = []  # "12" for 第十二条 / 第12条; "4.2.2" for 4.2.2
-    strings: list[str] = []  # codes, titles, amounts: matched inside the chunk text
+    strings: list[str] = []  # codes and titles: matched inside the chunk text
+    amounts: list[str] = []  # numbers with units: matched inside the chunk text, not as 15天
 
     def __bool__(self) -> bool:
-        return bool(self.clauses or self.strings)
+        return bool(self.clauses or self.strings or self.amounts)
 
 
 def normalise(text: str) -> str:
@@ -76,18 +80,26 @@ def identifiers(query: str) -> Identifiers:
     clauses += [m.group(0) for m in _DECIMAL.finditer(text)]
     strings = [m.group(0) for m in _CODE.finditer(text)]
     strings += [f"《{m.group(1)}》" for m in _TITLE.finditer(text)]
-    strings += [m.group(0) for m in _AMOUNT.finditer(text)]
+    amounts = [m.group(0) for m in _AMOUNT.finditer(text)]
     return Identifiers(clauses=sorted({c for c in clauses if c}),
-                       strings=sorted({normalise(s) for s in strings}))
+                       strings=sorted({normalise(s) for s in strings}),
+                       amounts=sorted({normalise(a) for a in amounts}))
 
 
 def exact_matches(ids: Identifiers, clause_no: str | None, text: str) -> int:
-    """How many of the query's identifiers the chunk carries (its clause number, its text)."""
-    if not ids:
+    """How many of the query's identifiers (clause numbers, codes, titles) the chunk carries:
+    what ranks a chunk first."""
+    if not (ids.clauses or ids.strings):
         return 0
     body = normalise(text)
     own = clause_key(clause_no)
     return sum(own == c for c in ids.clauses) + sum(s in body for s in ids.strings)
+
+
+def amount_matches(ids: Identifiers, text: str) -> int:
+    """How many of the query's amounts the chunk states, whole: 5天 is not in 15天 or 2.5天."""
+    body = normalise(text)
+    return sum(re.search(r"(?<![\d.])" + re.escape(a), body) is not None for a in ids.amounts)
 
 
 def is_english(query: str) -> bool:
