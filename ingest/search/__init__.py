@@ -144,7 +144,10 @@ def hybrid_search(
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks(scores)
     ids = identifiers(query)
-    exact = {c: exact_matches(ids, chunk.clause_no, chunk.text) for c, chunk in chunks.items()}
+    # The prefix names the chunk's own document: 《信息安全管理规范》是依据哪些法律制定的 is
+    # answered by that document's clauses as much as by those citing it.
+    exact = {c: exact_matches(ids, chunk.clause_no, f"{chunk.prefix}\n{chunk.text}")
+             for c, chunk in chunks.items()}
     top = [c for c in order(scores, exact if final else {}) if c in chunks][:k]
     ranks = {path: {c: r for r, c in enumerate(ids_, start=1)} for path, ids_ in ranked.items()}
     cached = embedder.cached({chunks[c].content_hash for c in top})
