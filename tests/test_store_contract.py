@@ -175,6 +175,16 @@ def test_vector_upsert_is_idempotent_and_delete_removes(vector_store) -> None:
     assert vector_store.chunk_ids("policy@1") == {chunks[1].chunk_id, chunks[2].chunk_id}
 
 
+def test_vector_chunk_ids_of_many_versions_in_one_call(vector_store) -> None:
+    odd = 'a"b\nc'  # a key with characters the filter expression must escape
+    chunks = [make_chunk(1), make_chunk(2), make_chunk(1, version="2"), make_chunk(1, doc=odd)]
+    vector_store.upsert(chunks, {c.chunk_id: vector(i) for i, c in enumerate(chunks)})
+    found = vector_store.chunk_ids_of(["policy@1", "policy@2", f"{odd}@1", "absent@1"])
+    assert found == {"policy@1": {"policy-1-1", "policy-1-2"}, "policy@2": {"policy-2-1"},
+                     f"{odd}@1": {f"{odd}-1-1"}, "absent@1": set()}
+    assert found["policy@1"] == vector_store.chunk_ids("policy@1")
+
+
 def test_vector_search_ranks_nearest_first(vector_store) -> None:
     chunks = [make_chunk(i) for i in range(1, 4)]
     vector_store.upsert(chunks, {c.chunk_id: vector(i) for i, c in enumerate(chunks, start=1)})

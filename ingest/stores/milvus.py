@@ -14,6 +14,7 @@ from ingest.embed import Embedding
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
 
 _BATCH = 500
+_KEYS_PER_QUERY = 200  # version keys per stale-row look-up
 _MODEL_PROPERTY = "kbflow.embedding_model"
 # pymilvus pings every 10 s even on an idle connection, while Milvus Lite's Python gRPC server
 # keeps gRPC's default policy (one ping per 5 min without data, 2 strikes): ~30 s after the last
@@ -141,6 +142,21 @@ class MilvusVectorStore:
             output_fields=["chunk_id"],
         )
         return {r["chunk_id"] for r in rows}
+
+    def chunk_ids_of(self, version_keys: Sequence[str]) -> dict[str, set[str]]:
+        """`chunk_ids` of many versions in one query per _KEYS_PER_QUERY keys: a writer's
+        stale-row look-up costs a few round trips per group, not one scan per version."""
+        found: dict[str, set[str]] = {key: set() for key in version_keys}
+        keys = list(found)
+        for start in range(0, len(keys), _KEYS_PER_QUERY):
+            rows = self._client.query(
+                self._name,
+                filter=f"version_key in {_quoted(keys[start : start + _KEYS_PER_QUERY])}",
+                output_fields=["chunk_id", "version_key"],
+            )
+            for r in rows:
+                found[r["version_key"]].add(r["chunk_id"])
+        return found
 
     def count(self) -> int:
         rows = self._client.query(self._name, filter="", output_fields=["count(*)"])
