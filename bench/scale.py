@@ -410,9 +410,13 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
         stages = result["stages"]
         result["vectors_share_of_embed"] = round(stages.get("vectors", 0)
                                                  / max(stages.get("embed", 1e-9), 1e-9), 3)
+        result["load_after"] = load_average()
+        save(args, result)  # kept if the profiled re-run fails
         if args.profile_vectors:
-            result["vector_calls"] = profile_vectors(work, notices)
-    result["load_after"] = load_average()
+            try:
+                result["vector_calls"] = profile_vectors(work, notices)
+            except Exception as exc:  # noqa: BLE001 - the measured run above stands
+                result["vector_calls_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
     return result
 
 
@@ -506,6 +510,9 @@ def report(work: Path) -> str:
                          f"| {r['load_before']:.1f} → {r['load_after']:.1f} |")
         for path in throughput:
             r = json.loads(path.read_text(encoding="utf-8"))
+            if "vector_calls_error" in r:
+                lines.append(f"\n- {r['label']}: the profiled re-run failed: "
+                             f"{r['vector_calls_error']}")
             if "vector_calls" in r:
                 calls = r["vector_calls"]
                 timed = ", ".join(f"{k} ×{v['n']} {v['seconds']} s"
