@@ -486,7 +486,8 @@ def report(work: Path) -> str:
              "", "| label | profile | published versions | search p50 / p95 ms | search errors "
              "| one-file incremental s | incremental error | load |",
              "|---|---|---|---|---|---|---|---|"]
-    for path in sorted(work.glob("sizes-*.json")):
+    for path in sorted(work.glob("sizes-*.json"),
+                       key=lambda p: json.loads(p.read_text(encoding="utf-8"))["started"]):
         result = json.loads(path.read_text(encoding="utf-8"))
         for row in result["sizes"]:
             search, inc = row["search"], row["incremental"]
@@ -497,7 +498,8 @@ def report(work: Path) -> str:
                 f"{search['p50_ms']} / {search['p95_ms']} | {search['errors']}/{asked}"
                 f"{' (' + error[:120] + ')' if error else ''} | {inc['seconds']} | "
                 f"{inc_error[:120] or 'none'} | {row['load']:.1f} |")
-    throughput = sorted(work.glob("throughput-*.json"))
+    throughput = sorted(work.glob("throughput-*.json"),
+                        key=lambda p: json.loads(p.read_text(encoding="utf-8"))["started"])
     if throughput:
         lines += ["", "| label | one-clause notices | wall s (`kbflow ingest` process) | docs/s "
                   "| stage seconds | vectors / embed | load before → after |",
