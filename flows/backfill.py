@@ -95,9 +95,12 @@ def backfill_flow(folder: str, modified_after: datetime | None = None,
                             batches=len(groups), written=0, skipped_unchanged=0, embedded=0,
                             failures=[])
     pool = bool(groups) and _fan_out(fan_out)
-    # The first run into an empty manifest creates the serving generation and the stores: it
-    # goes first, alone, so that parallel batches do not race to create them.
-    local = groups if not pool else groups[:1] if not _has_generation(settings) else []
+    if not pool:
+        local = groups
+    elif _has_generation(settings):
+        local = []
+    else:  # the first run into an empty manifest creates the serving generation and the
+        local = groups[:1]  # stores: alone, so that parallel batches do not race to create them
     for i, group in enumerate(local, start=1):
         log.info("batch %d/%d: %d file(s)", i, len(groups), len(group))
         batch = incremental_flow.with_options(flow_run_name=f"backfill batch {i}/{len(groups)}")
