@@ -1,21 +1,31 @@
 """Backfill: ingest a folder (or the part of it modified in a date range) in batches.
 
-Each batch is its own subflow run named "backfill batch i/n", so a backfill of thousands of files
+Each batch is its own flow run named "backfill batch i/n", so a backfill of thousands of files
 shows its progress in the Prefect UI and a failed batch can be found and re-run alone. Unchanged
 files cost one content hash, so re-running a backfill is cheap.
+
+Run from a deployment (or with fan_out=True), the batches are flow runs of the incremental
+deployment, so every process worker of the pool takes some and they run in parallel; the
+backfill waits for them all and adds up their summaries from the manifest's runs table. Run
+anywhere else, the batches are subflows in this process, one after another.
 """
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_client, get_run_logger, runtime
+from prefect.client.schemas.objects import FlowRun
+from prefect.deployments import run_deployment
+from prefect.exceptions import ObjectNotFound
 from pydantic import BaseModel
 
 from flows.artifacts import publish_summary_artifact
 from flows.ingest import incremental_flow
 from ingest.config import Settings
+from ingest.manifest import ManifestStore
 from ingest.parse import discover
 from ingest.parse.roots import resolve_under
 
@@ -30,6 +40,11 @@ class BackfillReport(BaseModel):
     skipped_unchanged: int
     embedded: int
     failures: list[dict]
+    batch_runs: list[str] = []  # the batches' flow run ids (= the manifest's run ids)
+
+# The deployment a fanned-out batch runs as (flows/deployments.py registers it).
+INCREMENTAL = "kbflow-incremental/incremental"
+POLL_SECONDS = 2.0
 
 
 def select_files(folder: Path, modified_after: datetime | None = None,
@@ -61,29 +76,105 @@ def _run_name() -> str:
 @flow(name="kbflow-backfill", flow_run_name=_run_name, log_prints=False)
 def backfill_flow(folder: str, modified_after: datetime | None = None,
                   modified_before: datetime | None = None, batch_size: int = 50,
-                  data_dir: str | None = None) -> BackfillReport:
+                  data_dir: str | None = None, fan_out: bool | None = None) -> BackfillReport:
     """List `folder`, keep the files modified in the range, ingest them batch by batch.
 
     The folder must lie under KBFLOW_DOCUMENT_ROOTS (a deployment's parameters come from
-    outside): OutsideRoots says why not."""
+    outside): OutsideRoots says why not. `fan_out`: batches as runs of the incremental
+    deployment (True), in this process (False), or the former when this run itself comes from
+    a deployment and the incremental one exists (None)."""
     log = get_run_logger()
     settings = Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
     root = resolve_under(folder, settings.document_roots)
     if not root.exists():
         raise FileNotFoundError(f"no such folder: {folder}")
     files = select_files(root, modified_after, modified_before)
-    groups = batches(files, batch_size)
+    groups = [[str(p) for p in group] for group in batches(files, batch_size)]
     report = BackfillReport(folder=folder, modified_after=modified_after,
                             modified_before=modified_before, files=len(files),
                             batches=len(groups), written=0, skipped_unchanged=0, embedded=0,
                             failures=[])
-    for i, group in enumerate(groups, start=1):
+    pool = bool(groups) and _fan_out(fan_out)
+    if not pool:
+        local = groups
+    elif _has_generation(settings):
+        local = []
+    else:  # the first run into an empty manifest creates the serving generation and the
+        local = groups[:1]  # stores: alone, so that parallel batches do not race to create them
+    for i, group in enumerate(local, start=1):
         log.info("batch %d/%d: %d file(s)", i, len(groups), len(group))
         batch = incremental_flow.with_options(flow_run_name=f"backfill batch {i}/{len(groups)}")
-        summary = batch([str(p) for p in group], [], data_dir)
-        report.written += summary.written
-        report.skipped_unchanged += summary.skipped_unchanged
-        report.embedded += summary.embedded
-        report.failures += [f.model_dump(mode="json") for f in summary.failures]
+        _add(report, batch(group, [], data_dir).model_dump(mode="json"))
+    if pool and len(local) < len(groups):
+        runs = [run_deployment(INCREMENTAL, timeout=0, parameters={
+                    "changed": group, "deleted": [], "data_dir": data_dir},
+                    flow_run_name=f"backfill batch {i}/{len(groups)}")
+                for i, group in enumerate(groups[len(local):], start=len(local) + 1)]
+        log.info("%d batch(es) submitted to the %s deployment", len(runs), INCREMENTAL)
+        manifest = ManifestStore(settings.manifest)
+        try:
+            for run in _wait(runs):
+                row = manifest.run(str(run.id)) if run.state.is_completed() else None
+                if row and row["summary"]:
+                    _add(report, row["summary"])
+                    continue
+                reason = (f"ended {run.state.type.value}: {run.state.message or 'no message'}"
+                          if not run.state.is_completed() else
+                          "completed, but its summary is not in this backfill's manifest "
+                          "(a worker with another KBFLOW_DATA_DIR or KBFLOW_MANIFEST_URL?)")
+                report.batch_runs.append(str(run.id))
+                report.failures.append({"path": run.name, "doc_id": "", "version_id": "",
+                                        "reason": f"flow run {run.id} {reason}; files: "
+                                                  + ", ".join(run.parameters["changed"])})
+        finally:
+            manifest.close()
     publish_summary_artifact(report, f"backfill {folder}")
     return report
+
+
+def _add(report: BackfillReport, summary: dict) -> None:
+    report.written += summary["written"]
+    report.skipped_unchanged += summary["skipped_unchanged"]
+    report.embedded += summary["embedded"]
+    report.failures += summary["failures"]
+    report.batch_runs.append(summary["run_id"])
+
+
+def _fan_out(wanted: bool | None) -> bool:
+    """Whether the batches go to the pool: asked for, or this run is a deployment's and the
+    incremental deployment exists to take them."""
+    if wanted is False or (wanted is None and runtime.deployment.id is None):
+        return False
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_deployment_by_name(INCREMENTAL)
+        except ObjectNotFound:
+            if wanted:
+                raise ValueError(f"fan_out needs the {INCREMENTAL} deployment: run "
+                                 "`kbflow deploy` first") from None
+            return False
+    return True
+
+
+def _has_generation(settings: Settings) -> bool:
+    manifest = ManifestStore(settings.manifest)
+    try:
+        return manifest.generation is not None
+    finally:
+        manifest.close()
+
+
+def _wait(runs: list[FlowRun]) -> list[FlowRun]:
+    """The runs, re-read until every one has reached a final state."""
+    pending = [run.id for run in runs]
+    done: dict = {}
+    with get_client(sync_client=True) as client:
+        while pending:
+            for run_id in list(pending):
+                run = client.read_flow_run(run_id)
+                if run.state and run.state.is_final():
+                    done[run_id] = run
+                    pending.remove(run_id)
+            if pending:
+                time.sleep(POLL_SECONDS)
+    return [done[run.id] for run in runs]
