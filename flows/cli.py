@@ -167,7 +167,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     from rich.progress import Progress
 
-    from flows import ingest as pipeline
+    from flows.ingest import ingest_flow
+    from ingest.pipeline import progress_to
 
     with Progress(console=console, transient=True, disable=args.json) as progress:
         bar = progress.add_task("starting Prefect", total=None)
@@ -175,8 +176,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         def show(done: int, total: int, what: str) -> None:
             progress.update(bar, completed=done, total=total, description=f"ingest {what}")
 
-        pipeline.progress_listener = show
-        summary = pipeline.ingest_flow(str(args.path), str(settings.data_dir))
+        with progress_to(show):
+            summary = ingest_flow(str(args.path), str(settings.data_dir))
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0

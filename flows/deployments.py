@@ -11,7 +11,7 @@ process worker runs it in place). `kbflow deploy` (or `python -m flows.deploymen
 pool, the per-store concurrency limits and the deployments; all three steps are idempotent.
 
 Store writes of concurrent runs (backfill batches, webhook increments, the nightly rebuild) are
-serialised by the global concurrency limits in STORE_LIMITS: `run_pipeline` in flows/ingest.py
+serialised by the global concurrency limits in STORE_LIMITS: `_store_writer` in flows/ingest.py
 holds all three while it has the stores open.
 """
 

@@ -16,13 +16,14 @@ from prefect import flow, get_run_logger, runtime
 from pydantic import BaseModel
 
 from flows.artifacts import publish_summary_artifact
-from flows.ingest import IngestSummary, run_pipeline
+from flows.ingest import ingest_files, run_context
 from ingest.chunk import chunk_params
 from ingest.config import Settings
 from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
 from ingest.lifecycle import GateReport, delete_documents, open_generation, publish_gate
 from ingest.manifest import ManifestStore
 from ingest.models import State
+from ingest.pipeline import IngestSummary
 
 
 class RebuildReport(BaseModel):
@@ -49,8 +50,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
     """Rebuild every live document into a new generation; publish it only if the gate passes."""
     settings = _settings(data_dir)
     log = get_run_logger()
-    manifest = ManifestStore(settings.manifest)
-    try:
+    with ManifestStore(settings.manifest) as manifest:
         serving = manifest.serving()
         if serving is None:
             raise ValueError("nothing to rebuild: no generation is serving yet")
@@ -61,16 +61,12 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
         })
         built = manifest.create_generation(settings.embedding_model, None,
                                            chunk_params(settings).version)
-    finally:
-        manifest.close()
 
-    target = ManifestStore(settings.manifest, built.generation)
-    try:
-        summary = run_pipeline(settings, target, sources, source=f"rebuild {built.generation}")
+    with ManifestStore(settings.manifest, built.generation) as target:
+        summary = ingest_files(run_context(settings, target), f"rebuild {built.generation}",
+                               sources)
         ready = [r for r in target.documents() if r.state == State.READY]
         record = target.get_generation(built.generation)
-    finally:
-        target.close()
     cases_path = eval_cases or settings.eval_cases
     recall = baseline = None
     if cases_path and record.dimension is not None:
@@ -79,7 +75,8 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
         baseline = _recall(settings, serving.generation, cases)
     same_model = serving.embedding_model == settings.embedding_model
     gate = publish_gate(
-        documents=len(sources), parse_errors=len(summary.failures),
+        # the rate the run's summary reports: parse errors over the documents parsed
+        documents=summary.parse.documents, parse_errors=summary.parse.parse_errors,
         missing_titles=sum(1 for r in ready if not r.title),
         dimension=record.dimension or 0,
         expected_dimension=serving.dimension if same_model else record.dimension,
@@ -88,8 +85,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
         max_missing_title_rate=settings.max_missing_title_rate,
     )
 
-    manifest = ManifestStore(settings.manifest)
-    try:
+    with ManifestStore(settings.manifest) as manifest:
         dropped: list[str] = []
         if gate.passed:
             _serve(settings, manifest, built.generation)
@@ -99,8 +95,6 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
         else:
             manifest.set_generation_status(built.generation, "failed", gate.model_dump())
             log.warning("rebuild %s not published: %s", built.generation, gate.reasons)
-    finally:
-        manifest.close()
     return RebuildReport(generation=built.generation, previous=serving.generation,
                          activated=gate.passed, gate=gate, reasons=gate.reasons,
                          summary=summary, dropped=dropped)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +22,18 @@ class State(StrEnum):
     READY = "READY"
     FAILED = "FAILED"
     TOMBSTONED = "TOMBSTONED"
+
+
+StoreRole = Literal["vectors", "lexical", "graph"]
+
+# The store roles in write order, each with the state a version enters once that role holds it.
+# The pipeline writes by this table and the manifest derives its forward path from it, so adding
+# a role is a change here (and a writer for it in ingest/pipeline/write.py).
+ROLE_STEPS: tuple[tuple[StoreRole, State], ...] = (
+    ("vectors", State.MILVUS_READY),
+    ("lexical", State.ES_READY),
+    ("graph", State.NEO4J_READY),
+)
 
 
 class ChunkKind(StrEnum):

@@ -19,21 +19,19 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ingest.diff import Published, fingerprint
 from ingest.manifest.sql import Connection, connect
-from ingest.models import Chunk, DocumentIdentity, DocumentMeta, State, version_key
+from ingest.models import ROLE_STEPS, Chunk, DocumentIdentity, DocumentMeta, State, version_key
 
-# Forward path of a healthy version; FAILED and TOMBSTONED can be entered from anywhere.
-_NEXT = {
-    State.CREATED: State.MILVUS_READY,
-    State.MILVUS_READY: State.ES_READY,
-    State.ES_READY: State.NEO4J_READY,
-    State.NEO4J_READY: State.READY,
-}
+# Forward path of a healthy version: CREATED, one state per store role (ROLE_STEPS), READY.
+# FAILED and TOMBSTONED can be entered from anywhere.
+_PATH = (State.CREATED, *(state for _, state in ROLE_STEPS), State.READY)
+_NEXT = dict(pairwise(_PATH))
 
 
 # The tombstone reason of a version whose file vanished from its folder: the file coming back
@@ -130,6 +128,12 @@ class ManifestStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def __enter__(self) -> ManifestStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     @contextmanager
     def _tx(self, document: str | None = None) -> Iterator[Connection]:

@@ -1,0 +1,107 @@
+"""One place for a run's state: what every stage needs, instead of long parameter lists."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ingest.chunk import ChunkParams
+from ingest.config import Settings
+from ingest.embed import Embedder, Embedding, TokenCounter
+from ingest.manifest import ManifestStore
+from ingest.models import Chunk, ParsedDocument, StoreRole
+from ingest.parse import ParsePool
+from ingest.pipeline.failures import Failure
+from ingest.pipeline.job import Planned, Prepared
+from ingest.stores import Stores
+
+# Called with (done, total, description) as a run goes through its files.
+Progress = Callable[[int, int, str], None]
+
+_listeners: list[Progress] = []
+
+
+@contextmanager
+def progress_to(listener: Progress) -> Iterator[None]:
+    """Send the progress of the runs started inside the block to `listener` (the CLI's bar):
+    the flows run in the caller's process but take no callback argument (Prefect would record
+    it as a parameter)."""
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
+
+
+def notify_listeners(done: int, total: int, what: str) -> None:
+    for listener in list(_listeners):
+        listener(done, total, what)
+
+
+class Clock:
+    """Seconds spent per stage (STAGES), summed over the run."""
+
+    def __init__(self) -> None:
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - start
+
+
+class Steps(Protocol):
+    """How the heavy steps run: in this process (InProcess), or as Prefect tasks (flows/ingest.py),
+    so that each shows up, and is retried, in Prefect."""
+
+    def parse(self, parser: ParsePool, window: Sequence[Prepared]
+              ) -> list[ParsedDocument | Failure]: ...
+
+    def chunk(self, doc: ParsedDocument, params: ChunkParams, tokens: TokenCounter
+              ) -> list[Chunk]: ...
+
+    def situate(self, chunks: list[Chunk], settings: Settings, tokens: TokenCounter
+                ) -> list[Chunk]: ...
+
+    def embed(self, embedder: Embedder, chunks: list[Chunk]
+              ) -> tuple[dict[str, Embedding], int]: ...
+
+    def write(self, role: StoreRole, stores: Stores, group: Sequence[Planned],
+              vectors: Mapping[str, Embedding]) -> None: ...
+
+    def store_writer(self) -> AbstractContextManager[None]:
+        """Held while the stores are open for writing: one writer per store across runs."""
+        ...
+
+
+@dataclass
+class RunContext:
+    """A run's settings, manifest, id, clock, progress callback and failure sink."""
+
+    settings: Settings
+    manifest: ManifestStore
+    run_id: str
+    steps: Steps
+    log: logging.Logger | logging.LoggerAdapter[Any]
+    clock: Clock = field(default_factory=Clock)
+    progress: Progress = notify_listeners
+    failures: list[Failure] = field(default_factory=list)
+
+    def refuse(self, failure: Failure) -> None:
+        """A path turned away (or a version left deleted): reported, nothing recorded."""
+        self.failures.append(failure)
+
+    def fail(self, failure: Failure) -> None:
+        """A version that failed: the manifest records its reason and the next run retries it."""
+        self.log.warning("%s@%s failed: %s", failure.doc_id, failure.version_id, failure.reason)
+        with self.clock.stage("manifest"):
+            self.manifest.fail(failure.key, failure.path, failure.reason, self.run_id)
+        self.failures.append(failure)

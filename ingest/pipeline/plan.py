@@ -1,0 +1,62 @@
+"""From chunked versions to planned writes: end dates in force, then what changed since each
+version was last published, and the triples of what must be written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ingest.diff import diff_chunks
+from ingest.graph.llm import extract
+from ingest.lifecycle import VersionDates, closing_dates
+from ingest.manifest import ManifestStore
+from ingest.models import State
+from ingest.pipeline.context import RunContext
+from ingest.pipeline.failures import Failure
+from ingest.pipeline.job import Planned, VersionJob
+
+
+def date_versions(manifest: ManifestStore, jobs: Sequence[VersionJob],
+                  chunker_version: str) -> list[VersionJob]:
+    """Every version with its end date in force, followed by the published versions whose end
+    date moved (a newer version arrived): those are rewritten from their manifest records — no
+    parsing, no embedding."""
+    planned = {job.key for job in jobs}
+    published = {(r.doc_id, r.version_id): r for r in manifest.documents()
+                 if r.state == State.READY and not manifest.is_tombstoned(r.doc_id, r.version_id)}
+    versions = [VersionDates(doc_id=j.meta.doc_id, version_id=j.meta.version_id,
+                             effective_from=j.meta.effective_from, declared_to=j.meta.effective_to)
+                for j in jobs]
+    versions += [VersionDates(doc_id=r.doc_id, version_id=r.version_id,
+                              effective_from=r.effective_from, declared_to=r.effective_to_declared)
+                 for key, r in published.items() if key not in planned]
+    ends = closing_dates(versions)
+    dated = [job.dated(ends[job.key]) if job.key in ends else job for job in jobs]
+    for key, end in ends.items():
+        record = published.get(key)
+        if key not in planned and record is not None and record.effective_to != end:
+            dated.append(VersionJob(
+                meta=record.meta(), chunks=manifest.version_chunks(*key),
+                chunker_version=record.chunker_version or chunker_version,
+                parser_version=record.parser_version, effective_to=end,
+            ))
+    return dated
+
+
+def plan(ctx: RunContext, job: VersionJob) -> Planned | None:
+    """The version's diff against what is published, and the triples of its writes; None when
+    this fails (the version's failure, not the run's)."""
+    try:
+        with ctx.clock.stage("diff"):
+            for c in job.chunks:
+                c.effective_to = job.effective_to
+            diff = diff_chunks(job.chunks, ctx.manifest.published(*job.key))
+    except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
+        ctx.fail(Failure.raised("diff", exc, job.meta.source_path, job.key))
+        return None
+    try:
+        with ctx.clock.stage("graph"):
+            triples = extract(diff.writes, job.meta.title, ctx.settings)
+    except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
+        ctx.fail(Failure.raised("graph", exc, job.meta.source_path, job.key))
+        return None
+    return Planned(job=job, diff=diff, triples=triples)

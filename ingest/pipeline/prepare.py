@@ -1,0 +1,185 @@
+"""From files to chunked versions: read every file, pick the new, changed or unfinished ones
+(unchanged files cost one hash), parse them in windows side by side, chunk them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.chunk import ChunkParams
+from ingest.embed import TokenCounter
+from ingest.manifest.store import DocumentRecord
+from ingest.models import ChunkKind, ParsedDocument, State
+from ingest.parse import ParseError, ParsePool, read_meta
+from ingest.parse.identity import identify
+from ingest.parse.metadata import default_doc_id
+from ingest.pipeline.context import RunContext
+from ingest.pipeline.failures import Failure
+from ingest.pipeline.job import Parsed, Prepared, VersionJob
+
+PARSE_WINDOW = 16  # files read into memory and parsed side by side at a time
+# Identical files are ingested once only when they hold this much: two empty or one-line files
+# with the same bytes are unrelated documents, not copies of one.
+MIN_DUPLICATE_BYTES = 256
+
+
+@dataclass
+class Selection:
+    """What choosing the files to parse found besides them."""
+
+    skipped: int = 0  # unchanged and published
+    lifted: list[str] = field(default_factory=list)  # deleted versions whose file came back
+    # version → the other paths of identical files, ingested as that version
+    duplicates: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    claimed: dict[str, str] = field(default_factory=dict)  # version → the path declaring it
+    kept: dict[str, tuple[str, str]] = field(default_factory=dict)  # file hash → version
+
+
+def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkParams,
+            tokens: TokenCounter) -> tuple[list[VersionJob], Selection]:
+    """Parse and chunk every new, changed or unfinished version among `files` (each path with
+    the folder its doc id derives from).
+
+    Identical files (same bytes, same sidecar, at least MIN_DUPLICATE_BYTES) are ingested once;
+    the other paths are collected under the version they are copies of. A deleted version comes
+    back when its file does (it was tombstoned because the file had gone) or with new content;
+    one deleted by `kbflow delete` and unchanged stays deleted (and is listed). Files are parsed
+    in windows, a window's documents side by side (`KBFLOW_PARSE_WORKERS` processes)."""
+    selection = Selection()
+    parsed: list[Parsed] = []
+    window: list[Prepared] = []
+    settings = ctx.settings
+    with ParsePool(settings.parse_workers, settings.parse_timeout_s, settings.max_file_mb,
+                   settings.allow_repaired_pdf) as parser:
+        for i, (path, folder) in enumerate(files, start=1):
+            ctx.progress(i - 1, len(files), path.name)
+            if item := select(ctx, params, selection, path, folder):
+                window.append(item)
+            if len(window) >= PARSE_WINDOW:
+                parsed += parse_window(ctx, parser, window)
+                window = []
+        parsed += parse_window(ctx, parser, window)
+    # versions recognised from the text decide doc ids and versions, so before chunking
+    with ctx.clock.stage("parse"):
+        docs = identify([p.doc for p in parsed], ctx.manifest)
+    jobs = [chunk(ctx, params, tokens, Parsed(p.path, p.root, doc))
+            for p, doc in zip(parsed, docs, strict=True)]
+    return [job for job in jobs if job is not None], selection
+
+
+def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Path,
+           folder: Path) -> Prepared | None:
+    """The file read, if it must be parsed; None when it is unchanged, a copy, deleted or bad
+    (a bad file fails alone, with its reason)."""
+    root = folder.resolve()
+    item: Prepared | None = None
+    try:
+        with ctx.clock.stage("parse"):
+            meta, data = read_meta(path, root, ctx.settings.default_tenant,
+                                   ctx.settings.default_acl)
+        meta.source_path = str(path.resolve())
+        item = Prepared(path, root, meta, data)
+        return _choose(ctx, params, selection, item)
+    except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+        key = item.key if item else (default_doc_id(path, root), "1")
+        ctx.fail(Failure.raised("parse" if isinstance(exc, ParseError) else "read", exc, path,
+                                key))
+        return None
+
+
+def _choose(ctx: RunContext, params: ChunkParams, selection: Selection,
+            item: Prepared) -> Prepared | None:
+    meta, manifest = item.meta, ctx.manifest
+    substantial = len(item.data.strip()) >= MIN_DUPLICATE_BYTES
+    if substantial and meta.file_hash in selection.kept:
+        selection.duplicates.setdefault(selection.kept[meta.file_hash], []).append(
+            meta.source_path)
+        return None
+    if known := manifest.inferred_version(meta.source_path, meta.file_hash):
+        meta.doc_id, meta.version_id, meta.identity = (  # recognised by its text before
+            known.doc_id, known.version_id, known.identity)
+    if substantial:
+        selection.kept[meta.file_hash] = item.key
+    selection.duplicates.setdefault(item.key, [])
+    record = manifest.get(*item.key)
+    if manifest.is_tombstoned(*item.key) and not _lift(ctx, selection, item):
+        return None
+    if _unchanged(ctx, params, record, item):
+        selection.skipped += 1
+        return None
+    version = f"{meta.doc_id}@{meta.version_id}"
+    if version in selection.claimed:
+        raise ValueError(f"{version} is also declared by {selection.claimed[version]}")
+    selection.claimed[version] = str(item.path)
+    return item
+
+
+def _lift(ctx: RunContext, selection: Selection, item: Prepared) -> bool:
+    """Whether a deleted version comes back: only when its file was gone, or has changed."""
+    version = f"{item.meta.doc_id}@{item.meta.version_id}"
+    if not ctx.manifest.lift_tombstone_for(*item.key, item.meta.file_hash):
+        ctx.refuse(Failure.refused(
+            "read", f"{version} was deleted; change the file, or run `kbflow undelete "
+            f"{item.meta.doc_id}`, to publish it again", item.path, item.key))
+        return False
+    selection.lifted.append(version)
+    return True
+
+
+def _unchanged(ctx: RunContext, params: ChunkParams, record: DocumentRecord | None,
+               item: Prepared) -> bool:
+    """Published from these bytes with today's chunker and model (a moved file is relocated)."""
+    meta = item.meta
+    if not (record and record.state == State.READY and record.file_hash == meta.file_hash
+            and record.chunker_version == params.version
+            and record.embedding_model == ctx.settings.embedding_model):
+        return False
+    if (record.source_path, record.source_root) != (meta.source_path, str(item.root)):
+        ctx.manifest.relocate(*item.key, meta.source_path, str(item.root))
+    return True
+
+
+def parse_one(parser: ParsePool, item: Prepared) -> ParsedDocument | Failure:
+    """A bad document is an outcome, not a crash: its ParseError (a timeout too: the worker
+    process is killed) comes back as its failure."""
+    try:
+        return parser.parse(item.meta, item.data)
+    except ParseError as exc:
+        return Failure(stage="parse", kind="ParseError", message=str(exc), path=str(item.path),
+                       doc_id=item.meta.doc_id, version_id=item.meta.version_id)
+
+
+def parse_window(ctx: RunContext, parser: ParsePool,
+                 window: Sequence[Prepared]) -> list[Parsed]:
+    with ctx.clock.stage("parse"):
+        outcomes = ctx.steps.parse(parser, window)
+    parsed = []
+    for item, outcome in zip(window, outcomes, strict=True):
+        if isinstance(outcome, Failure):
+            ctx.fail(outcome)
+        else:
+            parsed.append(Parsed(item.path, item.root, outcome))
+    return parsed
+
+
+def chunk(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
+          parsed: Parsed) -> VersionJob | None:
+    """Chunks budgeted in the embedding model's tokens (with LLM contexts when configured)."""
+    doc, settings = parsed.doc, ctx.settings
+    try:
+        with ctx.clock.stage("chunk"):
+            chunks = ctx.steps.chunk(doc, params, tokens)
+            if settings.llm_base_url:
+                chunks = ctx.steps.situate(chunks, settings, tokens)
+            for c in chunks:
+                if c.kind != ChunkKind.PARENT:
+                    c.embedding_model = settings.embedding_model
+        report = doc.report.model_dump(mode="json")
+    except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+        ctx.fail(Failure.raised("chunk", exc, parsed.path,
+                                (doc.meta.doc_id, doc.meta.version_id)))
+        return None
+    return VersionJob(meta=doc.meta, chunks=chunks, chunker_version=params.version,
+                      source_root=str(parsed.root), parser_version=doc.parser_version,
+                      parse_report=report)

@@ -1,0 +1,81 @@
+"""What a run reports: the summary the CLI prints, the manifest keeps and the gate reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, computed_field
+
+from ingest.graph.quality import GraphQuality
+from ingest.pipeline.failures import Failure
+
+STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
+_PARSE_COUNTS = ("pages", "ocr_pages", "tables", "table_rows", "empty_pages")
+
+
+class ChunkCounts(BaseModel):
+    added: int = 0
+    changed: int = 0  # new content
+    updated: int = 0  # same content, new links/pages/metadata: rewritten, never re-embedded
+    removed: int = 0
+    unchanged: int = 0
+
+
+class ParseRunReport(BaseModel):
+    """Parse quality over the documents this run parsed: the one definition of its rates, which
+    the CLI shows and the publish gate reads."""
+
+    documents: int = 0
+    pages: int = 0
+    ocr_pages: int = 0
+    tables: int = 0
+    table_rows: int = 0
+    empty_pages: int = 0
+    parse_errors: int = 0
+    missing_titles: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def parse_error_rate(self) -> float:
+        return self.parse_errors / self.documents if self.documents else 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def missing_title_rate(self) -> float:
+        return self.missing_titles / self.documents if self.documents else 0.0
+
+    @classmethod
+    def of(cls, reports: Sequence[dict[str, Any]], failures: Iterable[Failure]
+           ) -> ParseRunReport:
+        """From the parse reports of the parsed documents and the run's failures (a parse
+        error is a failure at the "parse" stage)."""
+        errors = sum(1 for f in failures if f.stage == "parse")
+        return cls(
+            documents=len(reports) + errors, parse_errors=errors,
+            missing_titles=sum(1 for r in reports if r.get("missing_title")),
+            **{name: sum(r.get(name) or 0 for r in reports) for name in _PARSE_COUNTS},
+        )
+
+
+class IngestSummary(BaseModel):
+    run_id: str
+    source: str
+    generation: str
+    files: int
+    documents: dict[str, int]  # document versions per state, in this generation
+    skipped_unchanged: int
+    written: int
+    chunks: ChunkCounts
+    embedded: int
+    over_budget_chunks: int  # chunks longer than the model's input (expected 0)
+    triples: int
+    graph: GraphQuality = GraphQuality()  # of the relations this run wrote
+    tombstoned: list[str]
+    lifted: list[str] = []  # deleted versions published again (re-added, or undeleted)
+    cleaned: list[str]
+    duplicates: dict[str, list[str]]  # version → identical files ingested as that version
+    parse: ParseRunReport
+    failures: list[Failure]
+    seconds: dict[str, float]
+    total_seconds: float

@@ -1,0 +1,163 @@
+"""A whole run: tombstone deleted files, prepare, date, plan, embed, write, clean up, report.
+
+Each document version goes
+
+    parse → chunk (+ optional LLM context) → close older versions' dates → diff vs. the published
+    manifest → embed (cached) → vectors → lexical → graph → READY
+
+and moves through the manifest states CREATED → MILVUS_READY → ES_READY → NEO4J_READY → READY
+(ROLE_STEPS) as each store is written. A document that fails is recorded with its reason and the
+run goes on; what was published before keeps serving, and the next run retries it."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.chunk import chunk_params, over_budget
+from ingest.config import Settings
+from ingest.embed import Embedder, TokenCounter
+from ingest.graph.quality import graph_quality
+from ingest.lifecycle import cleanup_tombstones, open_generation
+from ingest.manifest import ManifestStore
+from ingest.manifest.store import FILE_GONE, Generation
+from ingest.models import ChunkKind, State
+from ingest.pipeline.context import RunContext
+from ingest.pipeline.job import Planned, Written
+from ingest.pipeline.plan import date_versions, plan
+from ingest.pipeline.prepare import Selection, prepare
+from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunReport
+from ingest.pipeline.write import write
+from ingest.stores import open_stores
+
+
+@dataclass
+class _Outcome:
+    """What a run did, for its summary."""
+
+    generation: str
+    files: int
+    started: float = field(default_factory=time.perf_counter)
+    tombstoned: list[str] = field(default_factory=list)
+    selection: Selection = field(default_factory=Selection)
+    planned: list[Planned] = field(default_factory=list)
+    written: list[Written] = field(default_factory=list)
+    embedded: int = 0
+    over_budget: int = 0
+    cleaned: list[str] = field(default_factory=list)
+
+
+def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]],
+                 deleted: Sequence[str] = ()) -> IngestSummary:
+    """Bring `ctx.manifest`'s generation up to date with `files` (each path with the folder its
+    doc id derives from) and tombstone the versions of the `deleted` paths."""
+    params = chunk_params(ctx.settings)
+    generation = current_generation(ctx.manifest, ctx.settings, params.version)
+    outcome = _Outcome(generation.generation, len(files))
+    ctx.manifest.start_run(ctx.run_id, source)
+    outcome.tombstoned = _tombstone(ctx, deleted)
+    tokens = TokenCounter(ctx.settings.embedding_model)
+    jobs, outcome.selection = prepare(ctx, files, params, tokens)
+    jobs = date_versions(ctx.manifest, jobs, params.version)
+    outcome.planned = [p for job in jobs if (p := plan(ctx, job)) is not None]
+    outcome.over_budget = sum(over_budget(p.job.chunks, tokens.count, tokens.max_tokens)
+                              for p in outcome.planned)
+    if outcome.over_budget:
+        ctx.log.warning("%d chunk(s) exceed the embedding model's %d-token input",
+                        outcome.over_budget, tokens.max_tokens)
+    _publish(ctx, generation, outcome)
+    summary = _summary(ctx, source, outcome)
+    ctx.manifest.finish_run(ctx.run_id, summary.model_dump(mode="json"))
+    return summary
+
+
+def current_generation(manifest: ManifestStore, settings: Settings,
+                       chunker_version: str) -> Generation:
+    """The generation this run writes; the first run ever creates g1 and serves it."""
+    if manifest.generation is None:
+        first = manifest.create_generation(settings.embedding_model, None, chunker_version,
+                                           serving=True)
+        manifest.generation = first.generation
+    generation = manifest.get_generation(manifest.generation)
+    assert generation is not None
+    if generation.embedding_model != settings.embedding_model:
+        raise ValueError(
+            f"generation {generation.generation} holds {generation.embedding_model} vectors but "
+            f"KBFLOW_EMBEDDING_MODEL is {settings.embedding_model}: run `kbflow rebuild` to "
+            "embed everything with the new model in a new generation"
+        )
+    return generation
+
+
+def _tombstone(ctx: RunContext, deleted: Sequence[str]) -> list[str]:
+    tombstoned = []
+    for record in ctx.manifest.documents():
+        if record.source_path in deleted and record.state != State.TOMBSTONED:
+            ctx.manifest.tombstone(record.doc_id, record.version_id, FILE_GONE, ctx.run_id)
+            tombstoned.append(record.version_key)
+    return tombstoned
+
+
+def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
+    """Embed and write the planned versions, then record duplicates and clean up tombstones."""
+    settings, manifest = ctx.settings, ctx.manifest
+    embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
+                        settings.embedding_batch_size)
+    try:
+        if outcome.planned:
+            _embed_and_write(ctx, embedder, generation, outcome)
+        for (doc_id, version_id), paths in outcome.selection.duplicates.items():
+            manifest.set_duplicates(doc_id, version_id, paths)
+        if manifest.pending_cleanups():
+            with ctx.clock.stage("manifest"):
+                outcome.cleaned = cleanup_tombstones(
+                    manifest, lambda g: open_generation(settings, g))
+    finally:
+        embedder.close()
+
+
+def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation,
+                     outcome: _Outcome) -> None:
+    with ctx.clock.stage("embed"):
+        wanted = [c for p in outcome.planned for c in p.diff.writes
+                  if c.kind != ChunkKind.PARENT]
+        vectors, outcome.embedded = ctx.steps.embed(embedder, wanted)
+    if generation.dimension is None:
+        ctx.manifest.record_dimension(generation.generation, embedder.dimension)
+    with ctx.steps.store_writer():
+        stores = open_stores(ctx.settings, embedder.name, embedder.dimension,
+                             generation.generation)
+        try:
+            ctx.progress(outcome.files, outcome.files, "writing the stores")
+            outcome.written = write(ctx, stores, outcome.planned, vectors)
+        finally:
+            stores.close()
+
+
+def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
+    diffs = [w.planned.diff for w in written]
+    return ChunkCounts(**{name: sum(len(getattr(d, name)) for d in diffs)
+                          for name in ChunkCounts.model_fields})
+
+
+def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
+    records = ctx.manifest.documents()
+    triples = [t for w in outcome.written for t in w.planned.triples]
+    reports = [p.job.parse_report for p in outcome.planned if p.job.parse_report]
+    selection = outcome.selection
+    return IngestSummary(
+        run_id=ctx.run_id, source=source, generation=outcome.generation, files=outcome.files,
+        documents=dict(sorted(Counter(str(d.state) for d in records).items())),
+        skipped_unchanged=selection.skipped, written=len(outcome.written),
+        chunks=_chunk_counts(outcome.written), embedded=outcome.embedded,
+        over_budget_chunks=outcome.over_budget, triples=len(triples),
+        graph=graph_quality(triples, [r.title for r in records if r.state != State.TOMBSTONED]),
+        tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
+        failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures),
+        duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},
+        seconds={s: round(ctx.clock.seconds[s], 3) for s in STAGES},
+        total_seconds=round(time.perf_counter() - outcome.started, 3),
+    )
