@@ -23,8 +23,8 @@ from typing import Any
 from uuid import UUID
 
 from prefect import flow
-from prefect.deployments.runner import EntrypointType
 from prefect.runner.storage import LocalStorage
+from prefect.types.entrypoint import EntrypointType
 
 from flows.artifacts import publish_summary_artifact
 from flows.backfill import backfill_flow

@@ -139,4 +139,4 @@ class LLMClient:
         retry_after = response.headers.get("retry-after", "") if response is not None else ""
         if retry_after.replace(".", "", 1).isdigit():
             return min(float(retry_after), 30.0)
-        return self.backoff * 2 ** (attempt - 1)
+        return float(self.backoff * 2 ** (attempt - 1))

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import xxhash
 
-from ingest.chunk import TokenCounter, embed_text
+from ingest.chunk import CountTokens
 from ingest.config import Settings
 from ingest.llm import LLMClient, Message
-from ingest.models import Chunk, ChunkKind
+from ingest.models import Chunk, ChunkKind, embed_text
 from ingest.text import SENTENCE_END, content_hash
 
 SYSTEM_PROMPT = (
@@ -80,7 +80,7 @@ def messages(chunk: Chunk) -> list[Message]:
 
 
 def add_contexts(chunks: list[Chunk], llm: LLMClient, cache: ContextCache,
-                 count_tokens: TokenCounter, max_tokens: int, context_tokens: int) -> list[Chunk]:
+                 count_tokens: CountTokens, max_tokens: int, context_tokens: int) -> list[Chunk]:
     """The chunks with a context on every embedded one whose request succeeded (a failed one
     is logged and left without, not fatal); parents are returned unchanged.
     Only chunks whose key is not cached are sent, each distinct key once."""
@@ -106,7 +106,7 @@ def add_contexts(chunks: list[Chunk], llm: LLMClient, cache: ContextCache,
     return out
 
 
-def situate(chunks: list[Chunk], settings: Settings, count_tokens: TokenCounter,
+def situate(chunks: list[Chunk], settings: Settings, count_tokens: CountTokens,
             max_tokens: int) -> list[Chunk]:
     """add_contexts with the configured endpoint and cache; the chunks as they are when off."""
     llm = LLMClient.from_settings(settings)
@@ -127,7 +127,7 @@ def with_context(chunk: Chunk, context: str) -> Chunk:
     return chunk.model_copy(update={"context": context, "content_hash": digest})
 
 
-def fit(chunk: Chunk, reply: str, count_tokens: TokenCounter, max_tokens: int,
+def fit(chunk: Chunk, reply: str, count_tokens: CountTokens, max_tokens: int,
         context_tokens: int) -> str:
     """The reply's leading whole sentences that keep the context within `context_tokens` and
     the chunk within the model's limit ("" when not even one sentence fits)."""

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import xxhash
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -115,7 +115,7 @@ class ExtractedTriple(BaseModel):
 
     @field_validator("confidence", mode="before")
     @classmethod
-    def _clamped(cls, value: object) -> object:
+    def _clamped(cls, value: Any) -> Any:
         """Models write 1.2 or -0.1 now and then: clamp rather than lose the triple."""
         if isinstance(value, int | float) and not isinstance(value, bool):
             return min(1.0, max(0.0, float(value)))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pdfplumber
 import pymupdf
+from pdfplumber.pdf import PDF as PlumberPDF
 
 from ingest.models import Block
 from ingest.parse.layout import (
@@ -57,7 +58,7 @@ def parse_pdf(data: bytes) -> ParseResult:
         result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
         tables = _Tables(data)
         try:
-            pages = [_page_items(page, tables, result) for page in doc]
+            pages = [_page_items(page, tables, result) for page in doc.pages()]
         finally:
             tables.close()
     lines = [item for items in pages for item in items if isinstance(item, Line)]
@@ -200,7 +201,7 @@ class _Tables:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.pdf: pdfplumber.PDF | None = None
+        self.pdf: PlumberPDF | None = None
 
     def find(self, page: pymupdf.Page) -> list[PdfTable]:
         try:

@@ -54,6 +54,8 @@ class ParseWorker:
                 raise ParseError(f"the parser process died (exit code {code})") from None
         if status == "error":
             raise ParseError(value)
+        if not isinstance(value, ParsedDocument):
+            raise ParseError(f"the parser process sent {type(value).__name__}, not a document")
         return value
 
     def _ready(self) -> Connection:
