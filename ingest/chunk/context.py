@@ -19,6 +19,7 @@ from pathlib import Path
 
 import xxhash
 
+from ingest.cache import lookup
 from ingest.chunk import CountTokens
 from ingest.config import Settings
 from ingest.llm import LLMClient, Message
@@ -45,15 +46,7 @@ class ContextCache:
         self._db.execute("CREATE TABLE IF NOT EXISTS contexts (key TEXT PRIMARY KEY, reply TEXT)")
 
     def get(self, keys: Iterable[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        ordered = sorted(set(keys))
-        for start in range(0, len(ordered), 500):
-            part = ordered[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT key, reply FROM contexts WHERE key IN ({','.join('?' * len(part))})", part
-            )
-            found.update(dict(rows.fetchall()))
-        return found
+        return dict(lookup(self._db, "SELECT key, reply FROM contexts WHERE key IN ({keys})", keys))
 
     def put(self, replies: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?)", replies.items())

@@ -30,6 +30,7 @@ from typing import Any, Literal, get_args
 import xxhash
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ingest.cache import lookup
 from ingest.config import Settings
 from ingest.graph import extract_triples
 from ingest.graph.normalize import canonical, canonical_predicate
@@ -132,15 +133,9 @@ class TripleCache:
                          "reply TEXT)")
 
     def get(self, keys: Iterable[str]) -> dict[str, list[ExtractedTriple]]:
-        found: dict[str, list[ExtractedTriple]] = {}
-        ordered = sorted(set(keys))
-        for start in range(0, len(ordered), 500):
-            part = ordered[start : start + 500]
-            rows = self._db.execute("SELECT key, reply FROM graph_triples WHERE key IN "
-                                    f"({','.join('?' * len(part))})", part)
-            for key, reply in rows:
-                found[key] = [ExtractedTriple.model_validate(t) for t in json.loads(reply)]
-        return found
+        rows = lookup(self._db, "SELECT key, reply FROM graph_triples WHERE key IN ({keys})", keys)
+        return {key: [ExtractedTriple.model_validate(t) for t in json.loads(reply)]
+                for key, reply in rows}
 
     def put(self, replies: dict[str, list[ExtractedTriple]]) -> None:
         rows = [(key, json.dumps([t.model_dump() for t in items], ensure_ascii=False))

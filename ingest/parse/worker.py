@@ -16,7 +16,7 @@ from multiprocessing.process import BaseProcess
 from types import TracebackType
 
 from ingest.models import DocumentMeta, ParsedDocument
-from ingest.parse.pdf import ParseError
+from ingest.parse.errors import ParseError
 
 STARTUP_TIMEOUT_S = 120.0  # importing the parsers in a fresh process, on a busy machine
 
