@@ -27,8 +27,10 @@ ingest: $(STAMP) model
 # stay up for the next run, `deploy/local/engines.sh stop` ends them).
 test: $(STAMP) model
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	deploy/local/engines.sh start
 	$(BIN)/pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy

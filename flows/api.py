@@ -29,12 +29,17 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ingest.config import Settings
+
+if TYPE_CHECKING:  # loaded on the first search, not at import
+    from ingest.manifest import ManifestStore
+    from ingest.search import Searcher
 
 log = logging.getLogger(__name__)
 MIN_KEY_LENGTH = 16
@@ -154,11 +159,11 @@ class SearchService:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-search")
-        self._searcher = None
-        self._manifest = None
+        self._searcher: Searcher | None = None
+        self._manifest: ManifestStore | None = None
         self._generation: str | None = None
 
-    def _current(self):
+    def _current(self) -> Searcher:
         from ingest.manifest import ManifestStore
         from ingest.search import Searcher
 

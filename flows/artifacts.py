@@ -4,7 +4,6 @@ webhook-triggered run did without anyone reading its logs."""
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel
@@ -37,9 +36,9 @@ def summary_markdown(summary: BaseModel | dict[str, Any], title: str = "kbflow r
 
 
 def publish_summary_artifact(summary: BaseModel | dict[str, Any],
-                             title: str = "kbflow run") -> UUID:
+                             title: str = "kbflow run") -> None:
     """Attach the summary to the current flow run (call it at the end of each flow)."""
-    return create_markdown_artifact(markdown=summary_markdown(summary, title), key=ARTIFACT_KEY,
+    create_markdown_artifact(markdown=summary_markdown(summary, title), key=ARTIFACT_KEY,
                                     description=title)
 
 

@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -17,6 +18,9 @@ from flows.orchestrator import OrchestratorUnavailable, ensure_api
 from flows.quiet import quiet
 from ingest.config import Settings
 from ingest.lock import DataDirBusy, writer_lock
+
+if TYPE_CHECKING:  # the commands import the pipeline lazily, to start fast
+    from ingest.manifest import RunRecord
 
 console = Console()
 FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback", "undelete")  # Prefect flows
@@ -272,15 +276,15 @@ def _print_inferred_versions(records: list) -> None:
                           f"{link.detail}", markup=False)
 
 
-def _print_last_run(last: dict | None) -> None:
+def _print_last_run(last: RunRecord | None) -> None:
     """The newest finished run's report: what a scheduled or webhook run last did."""
     if last is None:
         console.print("last run: none")
         return
-    summary = last.get("summary") or {}
+    summary = last.summary or {}
     chunks = summary.get("chunks") or {}
     console.print(
-        f"last run {last['run_id']} ({last.get('source')}), finished {last.get('finished_at')}: "
+        f"last run {last.run_id} ({last.source}), finished {last.finished_at}: "
         f"{summary.get('written', 0)} written, {summary.get('skipped_unchanged', 0)} unchanged, "
         f"chunks +{chunks.get('added', 0)} ~{chunks.get('changed', 0)} "
         f"-{chunks.get('removed', 0)}, {summary.get('embedded', 0)} embedded, "
@@ -334,23 +338,23 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         payload = {"doc_id": record.doc_id, "version_id": record.version_id,
                    "state": record.state, "chunker_version": record.chunker_version,
-                   "token_limit": tokens.max_tokens, "chunks": rows}
+                   "token_limit": tokens.max_tokens,
+                   "chunks": [r.model_dump(mode="json") for r in rows]}
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
-    over = sum(r["over_limit"] for r in rows)
+    over = sum(r.over_limit for r in rows)
     table = Table(title=f"{record.doc_id}@{record.version_id} [{record.state}] "
                   f"{record.chunker_version}: {len(rows)} chunks, {over} over the "
                   f"{tokens.max_tokens}-token limit")
     for column in ("path", "kind / why", "pages", "chars", "tokens", "parent", "prefix / text"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        pages = f"{r['pages'][0]}" + (f"-{r['pages'][1]}" if r["pages"][1] != r["pages"][0] else "")
-        style = "red" if r["over_limit"] else ("dim" if r["kind"] == "parent" else "")
-        context = f"\n[italic]{escape(r['context'])}[/]" if r["context"] else ""
-        table.add_row(escape(r["path"]), f"{r['kind']}\n[dim]{r['why']}[/]", pages,
-                      f"{r['chars'][0]}-{r['chars'][1]}", str(r["tokens"]),
-                      escape(r["parent"] or ""),
-                      f"[dim]{escape(r['prefix'])}[/]{context}\n{escape(r['text'][:160])}",
+        pages = f"{r.pages[0]}" + (f"-{r.pages[1]}" if r.pages[1] != r.pages[0] else "")
+        style = "red" if r.over_limit else ("dim" if r.kind == "parent" else "")
+        context = f"\n[italic]{escape(r.context)}[/]" if r.context else ""
+        table.add_row(escape(r.path), f"{r.kind}\n[dim]{r.why}[/]", pages,
+                      f"{r.chars[0]}-{r.chars[1]}", str(r.tokens), escape(r.parent or ""),
+                      f"[dim]{escape(r.prefix)}[/]{context}\n{escape(r.text[:160])}",
                       style=style)
     console.print(table)
     return 0
@@ -539,24 +543,24 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
     records = manifest.trace(args.chunk_id)
     manifest.close()
     if args.json:
-        _print_json(records)
+        _print_json([r.model_dump(mode="json") for r in records])
         return 0 if records else 1
     if not records:
         console.print(f"no chunk {args.chunk_id} in any generation")
         return 1
     for r in records:
-        c = r["chunk"]
+        c = r.chunk
         console.print(
-            f"[bold]{args.chunk_id}[/] in {r['generation']}: {c['doc_id']}@{c['version_id']} "
-            f"{c.get('clause_no') or ''} pages {c['page_start']}-{c['page_end']}\n"
-            f"  source {c['source_uri']}\n  parser {c['parser_version']}, chunker "
-            f"{c['chunker_version']}, embedding {c['embedding_model'] or '(not embedded)'}\n"
-            f"  content_hash {c['content_hash']}, written by run {r['run_id']} "
-            f"({r['run_source']}, {r['run_started_at']})"
+            f"[bold]{args.chunk_id}[/] in {r.generation}: {c.doc_id}@{c.version_id} "
+            f"{c.clause_no or ''} pages {c.page_start}-{c.page_end}\n"
+            f"  source {c.source_uri}\n  parser {c.parser_version}, chunker "
+            f"{c.chunker_version}, embedding {c.embedding_model or '(not embedded)'}\n"
+            f"  content_hash {c.content_hash}, written by run {r.run_id} "
+            f"({r.run_source}, {r.run_started_at})"
         )
-        for link in (r.get("identity") or {}).get("links") or []:
-            console.print(f"  version recognised by {link['rule']}: {link['other_is']} version "
-                          f"{link['other']}: {link['detail']}", markup=False)
+        for link in r.identity.links if r.identity else []:
+            console.print(f"  version recognised by {link.rule}: {link.other_is} version "
+                          f"{link.other}: {link.detail}", markup=False)
     return 0
 
 

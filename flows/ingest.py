@@ -23,6 +23,7 @@ from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote
 
 from flows.artifacts import publish_summary_artifact
+from flows.deployments import STORE_LIMITS
 from ingest.chunk import ChunkParams, chunk_document
 from ingest.chunk.context import situate
 from ingest.config import Settings
@@ -36,8 +37,6 @@ from ingest.pipeline import Failure, IngestSummary, Planned, Prepared, RunContex
 from ingest.pipeline.prepare import parse_one
 from ingest.pipeline.write import write_role
 from ingest.stores import Stores
-
-STORE_LIMITS = ("kbflow-vectors", "kbflow-lexical", "kbflow-graph")  # see flows/deployments.py
 
 # ---- tasks: thin wrappers around ingest/pipeline ------------------------------------------------
 # Large arguments are passed quote()d: Prefect would otherwise walk every float of every vector

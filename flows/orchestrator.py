@@ -20,6 +20,8 @@ import subprocess
 import sys
 import threading
 import types
+from collections.abc import Callable
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -28,7 +30,7 @@ class OrchestratorUnavailable(RuntimeError):
     """The temporary Prefect server did not answer in time."""
 
 
-def _parent_death_signal() -> types.FunctionType:
+def _parent_death_signal() -> Callable[[], None]:
     """A preexec function: SIGKILL this child when the starting thread's process dies.
 
     Resolved before the fork, so the child only makes one system call (no imports, no locks);
@@ -44,17 +46,17 @@ def _parent_death_signal() -> types.FunctionType:
     return preexec
 
 
-def _subprocess_dying_with(preexec: types.FunctionType) -> types.ModuleType:
+def _subprocess_dying_with(preexec: Callable[[], None]) -> types.ModuleType:
     """The subprocess module, except that Popen children get `preexec`."""
     shim = types.ModuleType("subprocess")
     shim.__dict__.update(subprocess.__dict__)
 
-    class Popen(subprocess.Popen):
-        def __init__(self, *args: object, **kwargs: object) -> None:
+    class Popen(subprocess.Popen[bytes]):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("preexec_fn", preexec)
             super().__init__(*args, **kwargs)
 
-    shim.Popen = Popen
+    shim.__dict__["Popen"] = Popen
     return shim
 
 
@@ -73,7 +75,7 @@ def ensure_api() -> int | None:
     if instance.running and instance.server_process is not None:
         return instance.server_process.pid
     if sys.platform == "linux" and threading.current_thread() is threading.main_thread():
-        prefect_server.subprocess = _subprocess_dying_with(_parent_death_signal())
+        vars(prefect_server)["subprocess"] = _subprocess_dying_with(_parent_death_signal())
     try:
         instance.start(timeout=timeout)
     except RuntimeError as exc:
@@ -84,6 +86,6 @@ def ensure_api() -> int | None:
             f"running `prefect server start`): {str(exc)[:200]}"
         ) from exc
     finally:
-        prefect_server.subprocess = subprocess
+        vars(prefect_server)["subprocess"] = subprocess
     assert instance.server_process is not None
     return instance.server_process.pid

@@ -364,7 +364,9 @@ class Dispatcher:
         overdue = now - events[0].received_at >= 10 * self.debounce  # a steady stream goes out
         if not (quiet or overdue):
             return None
-        valid, retried, refused = [], [], {}
+        valid: list[tuple[int, str, str]] = []
+        retried: list[tuple[int, str, str]] = []
+        refused: dict[int, tuple[str, str | None]] = {}
         for event in events:
             try:
                 path = str(resolve_under(to_path(event.uri), self.roots))
@@ -467,10 +469,13 @@ def deployment_trigger(name: str) -> Trigger:
     """Start a run of the deployment `name` and return at once (timeout=0)."""
 
     def trigger(changed: list[str], deleted: list[str]) -> str:
+        from prefect.client.schemas.objects import FlowRun
         from prefect.deployments import run_deployment
 
         run = run_deployment(name=name, parameters={"changed": changed, "deleted": deleted},
                              timeout=0)
+        if not isinstance(run, FlowRun):  # a sync call returns the run, not a coroutine
+            raise TypeError(f"run_deployment returned {type(run).__name__}, not a flow run")
         return str(run.id)
 
     return trigger
@@ -492,8 +497,8 @@ def manifest_tracker(settings: Settings) -> Tracker:
             run = manifest.run(run_id)
         finally:
             manifest.close()
-        if run is not None and run["finished_at"]:
-            failures = (run["summary"] or {}).get("failures") or []
+        if run is not None and run.finished_at:
+            failures = (run.summary or {}).get("failures") or []
             return RunOutcome(True, {f["path"]: f["reason"] for f in failures})
         with get_client(sync_client=True) as client:
             state = client.read_flow_run(UUID(run_id)).state

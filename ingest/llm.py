@@ -1,6 +1,6 @@
 """A small client for OpenAI-compatible chat-completions endpoints (POST {base}/chat/completions).
 
-Shared by the LLM stages (situating contexts for chunks now, graph extraction later). One
+Shared by the two LLM stages: situating contexts for chunks and graph triple extraction. One
 httpx.Client serves a thread pool of `concurrency` workers, so a batch never opens more
 connections than the endpoint was sized for; transport errors, timeouts, 429 and 5xx replies are
 retried with exponential backoff (honouring Retry-After); structured output goes through
@@ -139,4 +139,4 @@ class LLMClient:
         retry_after = response.headers.get("retry-after", "") if response is not None else ""
         if retry_after.replace(".", "", 1).isdigit():
             return min(float(retry_after), 30.0)
-        return self.backoff * 2 ** (attempt - 1)
+        return float(self.backoff * 2 ** (attempt - 1))

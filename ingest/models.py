@@ -137,6 +137,13 @@ class ParsedDocument(BaseModel):
     report: ParseReport = Field(default_factory=ParseReport)
 
 
+def embed_text(prefix: str, text: str, context: str = "") -> str:
+    """What is embedded and BM25-indexed: the contextual prefix and situating context (when
+    there are any), then the source text. The chunker budgets a chunk's tokens on it before the
+    chunk exists."""
+    return "\n".join(part for part in (prefix, context, text) if part)
+
+
 class Chunk(BaseModel):
     """A retrievable unit with everything a citation needs (DESIGN.md data model)."""
 
@@ -167,7 +174,6 @@ class Chunk(BaseModel):
     embedding_model: str = ""
     content_hash: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    status: str = "active"
 
     @property
     def version_key(self) -> str:
@@ -175,9 +181,7 @@ class Chunk(BaseModel):
 
     @property
     def embed_text(self) -> str:
-        """What is embedded and BM25-indexed: the contextual prefix and situating context (when
-        there are any), then the source text."""
-        return "\n".join(part for part in (self.prefix, self.context, self.text) if part)
+        return embed_text(self.prefix, self.text, self.context)
 
 
 class Triple(BaseModel):

@@ -76,7 +76,3 @@ def content_hash(text: str) -> str:
 def estimate_tokens(text: str) -> int:
     """Wordpiece-like count: one per CJK character, Latin word, number or punctuation mark."""
     return len(_TOKEN.findall(text))
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s for s in (part.strip() for part in SENTENCE_END.split(text)) if s]

@@ -336,13 +336,13 @@ def test_a_new_paragraph_after_a_table_renames_nothing(docs, tokens, params) -> 
 def test_describe_explains_each_boundary(docs, tokens, params) -> None:
     chunks = _chunks(docs["information_security.pdf"], params, tokens)
     rows = describe(chunks, tokens.count, tokens.max_tokens)
-    assert len(rows) == len(chunks) and not any(r["over_limit"] for r in rows)
-    paths = [r["path"] for r in rows]
+    assert len(rows) == len(chunks) and not any(r.over_limit for r in rows)
+    paths = [r.path for r in rows]
     assert paths.index("6.1") < paths.index("6.1#1") < paths.index("6.1#2")  # reading order
     piece = rows[paths.index("6.1#2")]
-    assert piece["parent"] == "6.1" and piece["why"].startswith("piece 2")
-    assert piece["text"].startswith("SEC-1001")  # the code label stays with its explanation
-    assert rows[paths.index("6.1")]["kind"] == "parent"
+    assert piece.parent == "6.1" and piece.why.startswith("piece 2")
+    assert piece.text.startswith("SEC-1001")  # the code label stays with its explanation
+    assert rows[paths.index("6.1")].kind == "parent"
 
 
 def test_cli_chunks_shows_the_published_version(tmp_path, docs, tokens, params, capsys) -> None:

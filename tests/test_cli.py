@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import jsonschema
@@ -55,6 +57,17 @@ def test_ingest_status_search_round_trip(tmp_path: Path) -> None:
     results = json.loads(found.stdout)["results"]
     assert results[0]["doc_id"] == "leave_policy" and results[0]["clause_no"] == "第十条"
     assert results[0]["bm25_rank"] == 1
+
+    # The trace prints the chunk record exactly as the manifest stored it.
+    traced = kbflow("trace", results[0]["chunk_id"], "--json", data=data)
+    assert traced.returncode == 0, traced.stderr
+    [record] = json.loads(traced.stdout)
+    with closing(sqlite3.connect(data / "manifest.db")) as db:
+        stored, run_id = db.execute("SELECT record, run_id FROM chunks WHERE chunk_id=?",
+                                    (results[0]["chunk_id"],)).fetchone()
+    assert record["chunk"] == json.loads(stored) and record["generation"] == "g1"
+    assert record["run_id"] == run_id == export["last_run"]["run_id"]
+    assert record["run_source"] == export["last_run"]["source"]
 
     table = kbflow("status", data=data)
     assert "leave_policy" in table.stdout and "READY" in table.stdout

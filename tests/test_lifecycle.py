@@ -281,8 +281,8 @@ def test_rebuild_with_unchanged_model_embeds_nothing_then_rollback(reference,
     hit = search_index(settings, "婚假有几天", tenant_id="default", groups=["all-staff"],
                        as_of=date(2026, 5, 1)).results[0]
     lineage = ManifestStore(settings.manifest).trace(hit.chunk_id)
-    assert [r["generation"] for r in lineage] == ["g1", "g2"]
-    assert lineage[1]["run_source"] == "rebuild g2"
+    assert [r.generation for r in lineage] == ["g1", "g2"]
+    assert lineage[1].run_source == "rebuild g2"
 
     back = rollback_flow(None, str(data))
     assert (back.serving, back.previous) == ("g1", "g2")

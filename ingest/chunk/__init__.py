@@ -29,7 +29,7 @@ import xxhash
 from pydantic import BaseModel, ConfigDict
 
 from ingest.config import Settings
-from ingest.models import Block, BlockKind, Chunk, ChunkKind, ParsedDocument
+from ingest.models import Block, BlockKind, Chunk, ChunkKind, ParsedDocument, embed_text
 from ingest.text import (
     ARTICLE,
     CHAPTER,
@@ -48,7 +48,7 @@ CHUNKER_VERSION = "kbflow-chunk@0.2"
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
 _LINE_END = tuple("。！？；;.!?:：")
 
-TokenCounter = Callable[[str], int]
+CountTokens = Callable[[str], int]  # a text's length in the embedding model's tokens
 
 
 class ChunkParams(BaseModel):
@@ -83,12 +83,7 @@ def chunk_id(doc_id: str, version_id: str, path: str) -> str:
     return xxhash.xxh64_hexdigest(f"{doc_id}\x1f{version_id}\x1f{path}".encode())
 
 
-def embed_text(prefix: str, text: str, context: str = "") -> str:
-    """The same join as Chunk.embed_text: what the budget is measured on."""
-    return "\n".join(part for part in (prefix, context, text) if part)
-
-
-def over_budget(chunks: Iterable[Chunk], count_tokens: TokenCounter, limit: int) -> int:
+def over_budget(chunks: Iterable[Chunk], count_tokens: CountTokens, limit: int) -> int:
     """Embedded chunks whose text the model would truncate (expected 0; table rows may not be
     split, so an oversized row is the one way to get here)."""
     return sum(
@@ -97,7 +92,7 @@ def over_budget(chunks: Iterable[Chunk], count_tokens: TokenCounter, limit: int)
 
 
 def chunk_document(doc: ParsedDocument, params: ChunkParams | None = None,
-                   count_tokens: TokenCounter = estimate_tokens,
+                   count_tokens: CountTokens = estimate_tokens,
                    max_tokens: int | None = None) -> list[Chunk]:
     """Parents first, then children in reading order with prev/next links.
 
@@ -287,7 +282,7 @@ class _Splitter:
     """Cuts a unit that is over the budget; boundaries depend on nearby text only, so an edit
     moves the boundaries of the piece it is in, not of every piece after it."""
 
-    def __init__(self, prefix: str, count: TokenCounter, limit: int, params: ChunkParams) -> None:
+    def __init__(self, prefix: str, count: CountTokens, limit: int, params: ChunkParams) -> None:
         self.prefix, self.count, self.limit, self.params = prefix, count, limit, params
 
     def fits(self, piece: list[_Seg]) -> bool:
@@ -377,7 +372,7 @@ class _Splitter:
 # ---- units → chunks ---------------------------------------------------------------------------
 
 class _Builder:
-    def __init__(self, doc: ParsedDocument, params: ChunkParams, count: TokenCounter,
+    def __init__(self, doc: ParsedDocument, params: ChunkParams, count: CountTokens,
                  limit: int) -> None:
         self.doc, self.params, self.count, self.limit = doc, params, count, limit
         self.parents: dict[tuple[_Heading, ...], _Unit] = {}
@@ -473,7 +468,25 @@ class _Builder:
 
 # ---- inspection -------------------------------------------------------------------------------
 
-def describe(chunks: list[Chunk], count_tokens: TokenCounter, limit: int) -> list[dict]:
+class ChunkRow(BaseModel):
+    """One chunk as `kbflow chunks` shows it: where its boundaries are and why."""
+
+    chunk_id: str
+    path: str
+    kind: str
+    why: str
+    clause_no: str | None
+    pages: tuple[int, int]
+    chars: tuple[int, int]
+    tokens: int
+    over_limit: bool
+    parent: str | None  # the parent's structural path
+    prefix: str
+    context: str
+    text: str
+
+
+def describe(chunks: list[Chunk], count_tokens: CountTokens, limit: int) -> list[ChunkRow]:
     """One row per chunk in reading order, a parent before its children: where each boundary is
     and why it is there (for `kbflow chunks`)."""
     paths = {c.chunk_id: c.structural_path for c in chunks}
@@ -482,14 +495,14 @@ def describe(chunks: list[Chunk], count_tokens: TokenCounter, limit: int) -> lis
     rows = []
     for c in ordered:
         tokens = count_tokens(c.embed_text)
-        rows.append({
-            "chunk_id": c.chunk_id, "path": c.structural_path, "kind": str(c.kind),
-            "why": _why(c), "clause_no": c.clause_no, "pages": [c.page_start, c.page_end],
-            "chars": [c.char_start, c.char_end], "tokens": tokens,
-            "over_limit": c.kind != ChunkKind.PARENT and tokens > limit,
-            "parent": paths.get(c.parent_chunk_id or ""), "prefix": c.prefix,
-            "context": c.context, "text": c.text,
-        })
+        rows.append(ChunkRow(
+            chunk_id=c.chunk_id, path=c.structural_path, kind=str(c.kind), why=_why(c),
+            clause_no=c.clause_no, pages=(c.page_start, c.page_end),
+            chars=(c.char_start, c.char_end), tokens=tokens,
+            over_limit=c.kind != ChunkKind.PARENT and tokens > limit,
+            parent=paths.get(c.parent_chunk_id or ""), prefix=c.prefix, context=c.context,
+            text=c.text,
+        ))
     return rows
 
 

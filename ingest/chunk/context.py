@@ -19,10 +19,11 @@ from pathlib import Path
 
 import xxhash
 
-from ingest.chunk import TokenCounter, embed_text
+from ingest.cache import lookup
+from ingest.chunk import CountTokens
 from ingest.config import Settings
 from ingest.llm import LLMClient, Message
-from ingest.models import Chunk, ChunkKind
+from ingest.models import Chunk, ChunkKind, embed_text
 from ingest.text import SENTENCE_END, content_hash
 
 SYSTEM_PROMPT = (
@@ -45,15 +46,7 @@ class ContextCache:
         self._db.execute("CREATE TABLE IF NOT EXISTS contexts (key TEXT PRIMARY KEY, reply TEXT)")
 
     def get(self, keys: Iterable[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        ordered = sorted(set(keys))
-        for start in range(0, len(ordered), 500):
-            part = ordered[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT key, reply FROM contexts WHERE key IN ({','.join('?' * len(part))})", part
-            )
-            found.update(dict(rows.fetchall()))
-        return found
+        return dict(lookup(self._db, "SELECT key, reply FROM contexts WHERE key IN ({keys})", keys))
 
     def put(self, replies: dict[str, str]) -> None:
         self._db.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?)", replies.items())
@@ -80,7 +73,7 @@ def messages(chunk: Chunk) -> list[Message]:
 
 
 def add_contexts(chunks: list[Chunk], llm: LLMClient, cache: ContextCache,
-                 count_tokens: TokenCounter, max_tokens: int, context_tokens: int) -> list[Chunk]:
+                 count_tokens: CountTokens, max_tokens: int, context_tokens: int) -> list[Chunk]:
     """The chunks with a context on every embedded one whose request succeeded (a failed one
     is logged and left without, not fatal); parents are returned unchanged.
     Only chunks whose key is not cached are sent, each distinct key once."""
@@ -106,7 +99,7 @@ def add_contexts(chunks: list[Chunk], llm: LLMClient, cache: ContextCache,
     return out
 
 
-def situate(chunks: list[Chunk], settings: Settings, count_tokens: TokenCounter,
+def situate(chunks: list[Chunk], settings: Settings, count_tokens: CountTokens,
             max_tokens: int) -> list[Chunk]:
     """add_contexts with the configured endpoint and cache; the chunks as they are when off."""
     llm = LLMClient.from_settings(settings)
@@ -127,7 +120,7 @@ def with_context(chunk: Chunk, context: str) -> Chunk:
     return chunk.model_copy(update={"context": context, "content_hash": digest})
 
 
-def fit(chunk: Chunk, reply: str, count_tokens: TokenCounter, max_tokens: int,
+def fit(chunk: Chunk, reply: str, count_tokens: CountTokens, max_tokens: int,
         context_tokens: int) -> str:
     """The reply's leading whole sentences that keep the context within `context_tokens` and
     the chunk within the model's limit ("" when not even one sentence fits)."""

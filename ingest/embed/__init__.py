@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
+from ingest.cache import lookup
 from ingest.embed.encoders import Encoder, TokenCounter, open_encoder, resolve_model
 from ingest.embed.fetch import ONNX_MODELS
 from ingest.models import Chunk
@@ -123,15 +124,9 @@ class Embedder:
     def cached(self, hashes: set[str]) -> dict[str, Embedding]:
         """Vectors already computed for these content hashes (search reads them for scoring)."""
         found: dict[str, Embedding] = {}
-        ordered = sorted(hashes)
-        for start in range(0, len(ordered), 500):
-            part = ordered[start : start + 500]
-            rows = self._cache.execute(
-                f"""SELECT content_hash, coverage, vector FROM vectors
-                    WHERE model=? AND content_hash IN ({",".join("?" * len(part))})""",
-                [self.name, *part],
-            )
-            for h, coverage, blob in rows:
-                values = np.frombuffer(blob, dtype=np.float32).tolist()
-                found[h] = Embedding(values=values, coverage=coverage)
+        rows = lookup(self._cache, "SELECT content_hash, coverage, vector FROM vectors "
+                      "WHERE model=? AND content_hash IN ({keys})", hashes, self.name)
+        for h, coverage, blob in rows:
+            values = np.frombuffer(blob, dtype=np.float32).tolist()
+            found[h] = Embedding(values=values, coverage=coverage)
         return found

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import util
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ingest.embed.fetch import ONNX_MODELS, OnnxModel, installed_files
+
+if TYPE_CHECKING:  # tokenizers loads in a few ms, but only the encoders that need it import it
+    from tokenizers import Encoding, Tokenizer
 
 MINILM = "all-MiniLM-L6-v2"
 _PACKAGED_MINILM = {MINILM, f"sentence-transformers/{MINILM}"}
@@ -57,7 +60,7 @@ def open_encoder(name: str, batch_size: int = 32) -> Encoder:
     return SentenceTransformerEncoder(name, batch_size)
 
 
-def _load_tokenizer(path: Path):
+def _load_tokenizer(path: Path) -> Tokenizer:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(path))
@@ -72,6 +75,7 @@ class TokenCounter:
     model: every changed document is chunked, not every one embedded."""
 
     def __init__(self, model_name: str) -> None:
+        self._count: Callable[[str], int]
         if model_name in ONNX_MODELS:
             model = ONNX_MODELS[model_name]
             tokenizer = _load_tokenizer(installed_files(model)[1])
@@ -135,7 +139,7 @@ class OnnxEncoder:
                 shares[i] = share
         return self._run(encodings), shares
 
-    def _run(self, encodings: list) -> np.ndarray:
+    def _run(self, encodings: list[Encoding]) -> np.ndarray:
         out = np.zeros((len(encodings), self.dimension), dtype=np.float32)
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), self._batch_size):
@@ -160,7 +164,8 @@ class OnnxEncoder:
 
     def _share(self, ids: list[int], tokens: int) -> float:
         """Known share of a text's `tokens` ([UNK] is never one the post-processor adds)."""
-        return 1.0 - ids.count(self._unk) / tokens if tokens else 0.0
+        unknown = ids.count(self._unk) if self._unk is not None else 0
+        return 1.0 - unknown / tokens if tokens else 0.0
 
 
 class SentenceTransformerEncoder:
@@ -174,8 +179,10 @@ class SentenceTransformerEncoder:
         self.name = name
         self._batch_size = batch_size
         self._model = SentenceTransformer(resolve_model(name), device="cpu")
-        self.dimension = int(self._model.get_embedding_dimension())
-        self.max_tokens = int(self._model.max_seq_length)
+        dimension, max_tokens = self._model.get_embedding_dimension(), self._model.max_seq_length
+        if dimension is None or max_tokens is None:
+            raise ValueError(f"{name}: the model states no embedding dimension or input limit")
+        self.dimension, self.max_tokens = int(dimension), int(max_tokens)
 
     def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         return np.asarray(self._model.encode(

@@ -78,7 +78,7 @@ class EntityIndex:
             self.by_name.setdefault(node.name, []).append(node)
             parsed = _CLAUSE_NAME.match(node.name)
             key = clause_key(parsed.group(2)) if parsed else None
-            if key:
+            if parsed and key:
                 self.clauses.setdefault(key, []).append((parsed.group(1), node))
         self.titles = {n.name for nodes in self.by_name.values() for n in nodes
                        if n.type == "Document"}

@@ -25,11 +25,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import xxhash
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ingest.cache import lookup
 from ingest.config import Settings
 from ingest.graph import extract_triples
 from ingest.graph.normalize import canonical, canonical_predicate
@@ -115,7 +116,7 @@ class ExtractedTriple(BaseModel):
 
     @field_validator("confidence", mode="before")
     @classmethod
-    def _clamped(cls, value: object) -> object:
+    def _clamped(cls, value: Any) -> Any:
         """Models write 1.2 or -0.1 now and then: clamp rather than lose the triple."""
         if isinstance(value, int | float) and not isinstance(value, bool):
             return min(1.0, max(0.0, float(value)))
@@ -132,15 +133,9 @@ class TripleCache:
                          "reply TEXT)")
 
     def get(self, keys: Iterable[str]) -> dict[str, list[ExtractedTriple]]:
-        found: dict[str, list[ExtractedTriple]] = {}
-        ordered = sorted(set(keys))
-        for start in range(0, len(ordered), 500):
-            part = ordered[start : start + 500]
-            rows = self._db.execute("SELECT key, reply FROM graph_triples WHERE key IN "
-                                    f"({','.join('?' * len(part))})", part)
-            for key, reply in rows:
-                found[key] = [ExtractedTriple.model_validate(t) for t in json.loads(reply)]
-        return found
+        rows = lookup(self._db, "SELECT key, reply FROM graph_triples WHERE key IN ({keys})", keys)
+        return {key: [ExtractedTriple.model_validate(t) for t in json.loads(reply)]
+                for key, reply in rows}
 
     def put(self, replies: dict[str, list[ExtractedTriple]]) -> None:
         rows = [(key, json.dumps([t.model_dump() for t in items], ensure_ascii=False))

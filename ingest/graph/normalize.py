@@ -49,7 +49,7 @@ def canonical(name: str) -> str:
 
 def _wraps(pair: str, text: str) -> bool:
     """《差旅费管理办法》 is wrapped; 《A》与《B》 and 《A》第十条 are not."""
-    left, right = pair
+    left, right = pair[0], pair[1]
     inner = text[1:-1]
     return text[0] == left and text[-1] == right and left not in inner and right not in inner
 

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 
 def open_generation(settings: Settings, generation: str) -> Stores:
-    """The embedded stores of one generation, with the model and dimension it was built with."""
+    """The stores of one generation (embedded or servers, as the profile says), opened with the
+    model and dimension it was built with."""
     manifest = ManifestStore(settings.manifest)
     record = manifest.get_generation(generation)
     manifest.close()

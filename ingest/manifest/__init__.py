@@ -1,5 +1,11 @@
 """The manifest: what each document version is, which state it reached, and its published chunks."""
 
-from ingest.manifest.store import DocumentRecord, ManifestExport, ManifestStore
+from ingest.manifest.store import (
+    ChunkTrace,
+    DocumentRecord,
+    ManifestExport,
+    ManifestStore,
+    RunRecord,
+)
 
-__all__ = ["DocumentRecord", "ManifestExport", "ManifestStore"]
+__all__ = ["ChunkTrace", "DocumentRecord", "ManifestExport", "ManifestStore", "RunRecord"]

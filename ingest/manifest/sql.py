@@ -30,6 +30,13 @@ class Cursor(Protocol):
     def __iter__(self) -> Any: ...
 
 
+class DbRow(Protocol):
+    """A result row, read by position or by column name (sqlite3.Row, or Row below)."""
+
+    def keys(self) -> Sequence[str]: ...
+    def __getitem__(self, key: Any) -> Any: ...
+
+
 class Connection(ABC):
     """What the manifest needs of a database: statements, and write transactions."""
 
@@ -71,7 +78,8 @@ class SqliteConnection(Connection):
         self._db.execute("PRAGMA journal_mode=WAL")
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        return self._db.execute(sql, params)
+        cursor: Cursor = self._db.execute(sql, params)
+        return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self._db.executemany(sql, rows)
@@ -80,7 +88,7 @@ class SqliteConnection(Connection):
         self._db.execute("BEGIN IMMEDIATE")
 
 
-class Row(tuple):
+class Row(tuple[Any, ...]):
     """A result row readable by position and by column name."""
 
     _names: tuple[str, ...]
@@ -112,7 +120,8 @@ class PostgresConnection(Connection):
         self._db = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        return self._db.execute(sql.replace("?", "%s"), params)
+        cursor: Cursor = self._db.execute(sql.replace("?", "%s"), params)
+        return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._db.cursor() as cursor:

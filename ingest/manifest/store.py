@@ -21,11 +21,12 @@ from datetime import UTC, date, datetime
 from importlib import resources
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from ingest.diff import Published, fingerprint
-from ingest.manifest.sql import Connection, connect
+from ingest.manifest.sql import Connection, DbRow, connect
 from ingest.models import ROLE_STEPS, Chunk, DocumentIdentity, DocumentMeta, State, version_key
 
 # Forward path of a healthy version: CREATED, one state per store role (ROLE_STEPS), READY.
@@ -52,7 +53,7 @@ class Generation(BaseModel):
     chunker_version: str | None
     created_at: datetime
     activated_at: datetime | None
-    gate_report: dict | None
+    gate_report: dict[str, Any] | None  # the publish gate's JSON report
 
 
 class DocumentRecord(BaseModel):
@@ -75,7 +76,7 @@ class DocumentRecord(BaseModel):
     parser_version: str | None
     chunker_version: str | None
     embedding_model: str | None
-    parse_report: dict | None
+    parse_report: dict[str, Any] | None  # the parser's JSON report
     identity: DocumentIdentity | None = None  # inferred from the text (no sidecar ids)
     chunk_count: int
     attempts: int
@@ -97,6 +98,28 @@ class DocumentRecord(BaseModel):
         )
 
 
+class RunRecord(BaseModel):
+    """One ingest run as the manifest records it (timestamps as stored, ISO 8601 text)."""
+
+    run_id: str
+    source: str
+    generation: str | None
+    started_at: str
+    finished_at: str | None
+    summary: dict[str, Any] | None  # the run's summary (JSON); None until it finished
+
+
+class ChunkTrace(BaseModel):
+    """One generation's record of a chunk, with the run that wrote it (`kbflow trace`)."""
+
+    generation: str
+    chunk: Chunk
+    run_id: str | None
+    run_started_at: str | None
+    run_source: str | None
+    identity: DocumentIdentity | None  # how its version was recognised, if from the text
+
+
 class ManifestExport(BaseModel):
     """The manifest as `kbflow status --json` prints it, for other tools to read; its JSON
     Schema is manifests/export.schema.json (`python scripts/write_manifest_schema.py`)."""
@@ -104,7 +127,7 @@ class ManifestExport(BaseModel):
     generation: str | None
     documents: list[DocumentRecord]
     counts: dict[str, int]  # versions per state
-    last_run: dict | None  # the newest finished run and its summary
+    last_run: RunRecord | None  # the newest finished run and its summary
 
     @classmethod
     def schema_text(cls) -> str:
@@ -202,7 +225,7 @@ class ManifestStore:
         return generation
 
     def set_generation_status(self, generation: str, status: str,
-                              gate_report: dict | None = None) -> None:
+                              gate_report: dict[str, Any] | None = None) -> None:
         self._db.execute(
             "UPDATE generations SET status=?, gate_report=coalesce(?, gate_report) "
             "WHERE generation=?",
@@ -286,7 +309,7 @@ class ManifestStore:
 
     def begin(self, meta: DocumentMeta, run_id: str, chunker_version: str, model: str,
               *, source_root: str | None = None, parser_version: str | None = None,
-              parse_report: dict | None = None) -> None:
+              parse_report: dict[str, Any] | None = None) -> None:
         """Enter CREATED for a version about to be (re)written: new, changed, failed or resumed."""
         now = _now()
         with self._tx(meta.doc_id) as db:
@@ -599,7 +622,7 @@ class ManifestStore:
         )
         return [Chunk.model_validate_json(r[0]) for r in rows]
 
-    def trace(self, chunk_id: str) -> list[dict]:
+    def trace(self, chunk_id: str) -> list[ChunkTrace]:
         """Every generation's record of a chunk, with the run that wrote it."""
         rows = self._db.execute(
             """SELECT c.generation, c.record, c.run_id, r.started_at, r.source, d.identity
@@ -610,9 +633,9 @@ class ManifestStore:
             (chunk_id,),
         )
         return [
-            {"generation": r[0], "chunk": json.loads(r[1]), "run_id": r[2],
-             "run_started_at": r[3], "run_source": r[4],
-             "identity": json.loads(r[5]) if r[5] else None}
+            ChunkTrace(generation=r[0], chunk=Chunk.model_validate_json(r[1]), run_id=r[2],
+                       run_started_at=r[3], run_source=r[4],
+                       identity=DocumentIdentity.model_validate_json(r[5]) if r[5] else None)
             for r in rows
         ]
 
@@ -627,31 +650,29 @@ class ManifestStore:
             (run_id, source, self.generation, _now()),
         )
 
-    def finish_run(self, run_id: str, summary: dict) -> None:
+    def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._db.execute(
             "UPDATE runs SET finished_at=?, generation=?, summary=? WHERE run_id=?",
             (_now(), self.generation, json.dumps(summary, ensure_ascii=False), run_id),
         )
 
-    def run(self, run_id: str) -> dict | None:
-        """One run's row, its summary parsed (None until it finished)."""
+    def run(self, run_id: str) -> RunRecord | None:
+        """One run, its summary parsed (None until it finished)."""
         row = self._db.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
-        if row is None:
-            return None
-        return dict(row) | {"summary": json.loads(row["summary"]) if row["summary"] else None}
+        return _run(row) if row else None
 
-    def last_run(self) -> dict | None:
+    def last_run(self) -> RunRecord | None:
         row = self._db.execute(
             "SELECT * FROM runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1"
         ).fetchone()
-        return dict(row) | {"summary": json.loads(row["summary"])} if row else None
+        return _run(row) if row else None
 
 
 def _iso(value: date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _record(row) -> DocumentRecord:
+def _record(row: DbRow) -> DocumentRecord:
     data = dict(row)
     data["acl"] = json.loads(data["acl"] or "[]")
     data["duplicate_paths"] = json.loads(data["duplicate_paths"] or "[]")
@@ -660,7 +681,13 @@ def _record(row) -> DocumentRecord:
     return DocumentRecord.model_validate(data)
 
 
-def _generation(row) -> Generation:
+def _run(row: DbRow) -> RunRecord:
+    data = dict(row)
+    data["summary"] = json.loads(data["summary"]) if data["summary"] else None
+    return RunRecord.model_validate(data)
+
+
+def _generation(row: DbRow) -> Generation:
     data = dict(row)
     data["gate_report"] = json.loads(data["gate_report"]) if data["gate_report"] else None
     return Generation.model_validate(data)

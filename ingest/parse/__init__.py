@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
+from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.office import parse_docx, parse_html, parse_markdown, parse_pptx, parse_text
-from ingest.parse.pdf import ParseError, ParseResult, describe_content, parse_pdf
+from ingest.parse.pdf import ParseResult, parse_pdf
 from ingest.parse.quality import flag_near_duplicates
 from ingest.parse.worker import ParsePool, ParseWorker
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import xxhash
 
@@ -42,6 +43,9 @@ from ingest.models import (
     version_key,
 )
 from ingest.parse.metadata import read_sidecar
+
+if TYPE_CHECKING:  # the manifest imports the parsers' models; only its type is needed here
+    from ingest.manifest import ManifestStore
 
 GENERIC_TITLES = frozenset({
     "通知", "公告", "通告", "说明", "办法", "规定", "制度", "决定", "意见", "方案", "报告", "纪要",
@@ -103,11 +107,12 @@ def split_title(title: str) -> tuple[str, str | None]:
     text = unicodedata.normalize("NFKC", title).strip().strip("《》")
     found: list[str] = []
 
-    def bracketed(match: re.Match) -> str:
+    def bracketed(match: re.Match[str]) -> str:
         if _VERSIONISH.search(match.group(1)):
             found.append(match.group(1))
             return ""
-        return match.group(0)
+        whole: str = match.group(0)
+        return whole
 
     text = _BRACKET.sub(bracketed, text)
     for pattern in _MARKERS:
@@ -142,25 +147,25 @@ def is_generic(base_title: str) -> bool:
 def effective_date(text: str, known: date | None = None) -> tuple[date | None, str | None]:
     """The date a document takes effect and the text that says so: a 生效日期 line, "自2025年1月1日
     起施行", or "自发布之日起执行" with a 发布日期. `known` (sidecar or parser) wins."""
-    candidates: list[tuple[date, str]] = []
+    stated_dates: list[tuple[date | None, str]] = []
     for match in _LABELLED.finditer(text):
-        candidates.append((_date(match), match.group(0)))
+        stated_dates.append((_date(match), match.group(0)))
     for sentence in _sentences(text):
         stated = _STATED.search(sentence) or _ON_ISSUE.search(sentence)
         if stated is None or "《" in sentence[: stated.start()]:
             continue  # no start date, or another document's (《…》自…起施行)
         if stated.re is _STATED:
-            candidates.append((_date(stated), sentence))
+            stated_dates.append((_date(stated), sentence))
         elif issued := _ISSUED.search(text):
-            candidates.append((_date(issued), f"{sentence}; {issued.group(0)}"))
-    candidates = [(d, s) for d, s in candidates if d is not None]
+            stated_dates.append((_date(issued), f"{sentence}; {issued.group(0)}"))
+    candidates = [(d, s) for d, s in stated_dates if d is not None]
     if known is not None:
         basis = next((s for d, s in candidates if d == known), None)
         return known, basis
     return candidates[0] if candidates else (None, None)
 
 
-def _date(match: re.Match) -> date | None:
+def _date(match: re.Match[str]) -> date | None:
     numbers = [int(g) for g in match.groups() if g is not None][:3]
     try:
         return date(*numbers)
@@ -438,18 +443,18 @@ def _group_doc_id(members: list[Candidate], refs: set[str], assigned: set[str],
 
 def _version_id(c: Candidate, doc_id: str, used: set[str],
                 taken: Callable[[str, str, set[str]], bool]) -> str:
+    fallback = c.file_hash[:8] or xxhash.xxh64_hexdigest(c.ref.encode())[:8]
     options = [c.facts.marker,
-               c.facts.effective_from.isoformat() if c.facts.effective_from else None,
-               c.file_hash[:8] or xxhash.xxh64_hexdigest(c.ref.encode())[:8]]
+               c.facts.effective_from.isoformat() if c.facts.effective_from else None, fallback]
     for option in options:
         if option and option not in used and not taken(doc_id, option, {c.ref}):
             return option
-    return options[-1]
+    return fallback
 
 
 # ---- the flow's entry point ----------------------------------------------------------------------
 
-def identify(docs: Iterable[ParsedDocument], manifest) -> list[ParsedDocument]:
+def identify(docs: Iterable[ParsedDocument], manifest: ManifestStore) -> list[ParsedDocument]:
     """Rewrite the metas of sidecar-less documents that are versions of one another (or of a
     published version): doc id, version id, effective date from the text, evidence. Called after
     parsing and before chunking, since chunk ids derive from doc id and version."""

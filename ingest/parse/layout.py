@@ -188,7 +188,7 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
 
 def _band_edges(lines: list[Line]) -> dict[str, tuple[float, float]]:
     """Per column band: the common left edge (the margin) and the rightmost line end."""
-    edges = {}
+    edges: dict[str, tuple[float, float]] = {}
     for band in {line.band for line in lines}:
         members = [line for line in lines if line.band == band]
         starts = Counter(round(line.x0) for line in members)

@@ -12,6 +12,7 @@ import codecs
 import functools
 import io
 import re
+from collections.abc import Iterable
 
 import docx
 import pptx
@@ -20,7 +21,13 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import html
 from markdown_it import MarkdownIt
-from pptx.enum.shapes import MSO_SHAPE_TYPE, PP_PLACEHOLDER
+from markdown_it.token import Token
+from pptx.enum.shapes import PP_PLACEHOLDER
+from pptx.shapes.autoshape import Shape
+from pptx.shapes.base import BaseShape
+from pptx.shapes.graphfrm import GraphicFrame
+from pptx.shapes.group import GroupShape
+from pptx.table import Table as PptxTable
 
 from ingest.models import Block, BlockKind
 from ingest.parse.tables import cell_text, grid_blocks, html_table_rows, is_caption
@@ -55,8 +62,8 @@ def parse_markdown(text: str) -> list[Block]:
     return blocks
 
 
-def _plain(token) -> str:
-    parts = []
+def _plain(token: Token) -> str:
+    parts: list[str] = []
     for child in token.children or []:
         if child.type in {"text", "code_inline"}:
             parts.append(child.content)
@@ -119,8 +126,9 @@ def parse_html(data: bytes) -> list[Block]:
         text = normalize(element.text_content()).replace("\n", "")
         if not text:
             continue
-        if element.tag[0] == "h" and element.tag[1:].isdigit():
-            blocks.append(Block(kind=BlockKind.HEADING, text=text, level=int(element.tag[1])))
+        tag = str(element.tag)
+        if tag[0] == "h" and tag[1:].isdigit():
+            blocks.append(Block(kind=BlockKind.HEADING, text=text, level=int(tag[1])))
         else:
             blocks.append(Block(kind=BlockKind.PARAGRAPH, text=text))
     return blocks
@@ -158,10 +166,10 @@ def parse_pptx(data: bytes) -> tuple[list[Block], int]:
     blocks: list[Block] = []
     for number, slide in enumerate(presentation.slides, start=1):
         for shape in _shapes(slide.shapes):
-            if shape.has_table:
+            if isinstance(shape, GraphicFrame) and shape.has_table:
                 blocks += grid_blocks(_pptx_grid(shape.table), number, _caption(blocks))
                 continue
-            if not shape.has_text_frame:
+            if not isinstance(shape, Shape):  # the one kind with a text frame
                 continue
             title = shape.is_placeholder and shape.placeholder_format.type in _TITLES
             for paragraph in shape.text_frame.paragraphs:
@@ -174,15 +182,15 @@ def parse_pptx(data: bytes) -> tuple[list[Block], int]:
     return blocks, len(presentation.slides)
 
 
-def _shapes(shapes) -> list:
+def _shapes(shapes: Iterable[BaseShape]) -> list[BaseShape]:
     """Shapes in reading order (top to bottom, then left to right), groups opened."""
-    out = []
+    out: list[BaseShape] = []
     for shape in sorted(shapes, key=lambda s: (s.top or 0, s.left or 0)):
-        out += _shapes(shape.shapes) if shape.shape_type == MSO_SHAPE_TYPE.GROUP else [shape]
+        out += _shapes(shape.shapes) if isinstance(shape, GroupShape) else [shape]
     return out
 
 
-def _pptx_grid(table) -> list[list[str | None]]:
+def _pptx_grid(table: PptxTable) -> list[list[str | None]]:
     """A merged cell's text copied into every position it spans."""
     grid: list[list[str | None]] = [[None] * len(table.columns) for _ in table.rows]
     for r, row in enumerate(table.rows):

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 
 import pdfplumber
 import pymupdf
+from pdfplumber.pdf import PDF as PlumberPDF
 
 from ingest.models import Block
+from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.layout import (
     Item,
     Line,
@@ -27,10 +29,6 @@ from ingest.text import normalize, tidy_numbering
 
 MIN_TEXT_CHARS = 20  # a page with less readable text than this, and an image, is a scan
 log = logging.getLogger(__name__)
-
-
-class ParseError(ValueError):
-    """A document that cannot be read; the reason goes to the manifest."""
 
 
 @dataclass
@@ -57,7 +55,7 @@ def parse_pdf(data: bytes) -> ParseResult:
         result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
         tables = _Tables(data)
         try:
-            pages = [_page_items(page, tables, result) for page in doc]
+            pages = [_page_items(page, tables, result) for page in doc.pages()]
         finally:
             tables.close()
     lines = [item for items in pages for item in items if isinstance(item, Line)]
@@ -76,22 +74,6 @@ def _open(data: bytes) -> pymupdf.Document:
         return pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, …
         raise ParseError(f"not a readable PDF: {exc}") from exc
-
-
-def describe_content(data: bytes) -> str:
-    """What a file's first bytes say it is, for a reason a person can act on."""
-    signatures = {
-        b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
-        b"II*\x00": "a TIFF image", b"MM\x00*": "a TIFF image", b"PK\x03\x04": "a ZIP archive",
-        b"\xd0\xcf\x11\xe0": "a legacy Office (OLE) file", b"{\\rtf": "an RTF document",
-        b"%!PS": "a PostScript file",
-    }
-    for magic, name in signatures.items():
-        if data.startswith(magic):
-            return f"the content is {name}"
-    if data.lstrip()[:1] == b"<":
-        return "the content is HTML or XML"
-    return f"the content starts with bytes {data[:8].hex(' ')}"
 
 
 def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult) -> list[Item]:
@@ -200,7 +182,7 @@ class _Tables:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.pdf: pdfplumber.PDF | None = None
+        self.pdf: PlumberPDF | None = None
 
     def find(self, page: pymupdf.Page) -> list[PdfTable]:
         try:

@@ -4,6 +4,7 @@ runs onto the next page without repeating its header row joined to its first par
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pymupdf
@@ -91,7 +92,7 @@ def _grid(table: Table) -> list[list[str | None]]:
     return grid
 
 
-def link_continuations(pages: list[list]) -> None:
+def link_continuations(pages: Sequence[Sequence[object]]) -> None:
     """A table that opens a page continues the table that closed the page before when their
     columns line up: it takes that table's header (a repeated header row is dropped)."""
     for previous, current in itertools.pairwise(pages):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from lxml import html
 
@@ -32,7 +33,7 @@ def is_caption(text: str) -> bool:
     return bool(_CAPTION.match(text)) or text.strip("《》 ").endswith("表")
 
 
-def fill_merged(rows: list[list[str | None]]) -> list[list[str]]:
+def fill_merged(rows: Sequence[Sequence[str | None]]) -> list[list[str]]:
     """A merged cell covers its neighbours: None takes the value above, else the one on its left.
 
     Formats that know the span (PDF cell boxes, DOCX vMerge, HTML rowspan) fill it exactly
@@ -91,7 +92,8 @@ def table_blocks(header: list[str], rows: list[list[str]], row_pages: list[int],
     return blocks
 
 
-def grid_blocks(grid: list[list[str | None]], page: int = 1, caption: str = "") -> list[Block]:
+def grid_blocks(grid: Sequence[Sequence[str | None]], page: int = 1,
+                caption: str = "") -> list[Block]:
     """Blocks of a table given as a grid whose first row is the header."""
     filled = [row for row in fill_merged(grid) if any(row)]
     if not filled:
@@ -121,6 +123,6 @@ def html_table_rows(markup: str) -> list[list[str | None]]:
     return grid
 
 
-def _span(cell, name: str) -> int:
+def _span(cell: html.HtmlElement, name: str) -> int:
     value = cell.get(name, "1").strip()
     return min(int(value), 100) if value.isdigit() and int(value) > 0 else 1

@@ -16,7 +16,7 @@ from multiprocessing.process import BaseProcess
 from types import TracebackType
 
 from ingest.models import DocumentMeta, ParsedDocument
-from ingest.parse.pdf import ParseError
+from ingest.parse.errors import ParseError
 
 STARTUP_TIMEOUT_S = 120.0  # importing the parsers in a fresh process, on a busy machine
 
@@ -54,6 +54,8 @@ class ParseWorker:
                 raise ParseError(f"the parser process died (exit code {code})") from None
         if status == "error":
             raise ParseError(value)
+        if not isinstance(value, ParsedDocument):
+            raise ParseError(f"the parser process sent {type(value).__name__}, not a document")
         return value
 
     def _ready(self) -> Connection:

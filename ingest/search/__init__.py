@@ -138,9 +138,10 @@ def hybrid_search(
     graph_ranks: dict[str, tuple[int, GraphPath]] = {}
     if graph is not None and mode in ("graph", "final"):
         route, graph_hits = graph.search(fixed, flt, depth, seeds=seeds)
+        weight = route.weight if route else 0.0  # no route, no hits
         for rank, hit in _shared_ranks(graph_hits):
             graph_ranks[hit.chunk_id] = (rank, hit.path)
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + route.weight / (rrf_k + rank)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks(scores)
     ids = identifiers(query)
@@ -203,8 +204,9 @@ class Searcher:
         self._manifest = ManifestStore(settings.manifest, generation)
         name = self._manifest.generation
         record = self._manifest.get_generation(name) if name else None
-        self._ready = record is not None and record.dimension is not None
-        if self._ready:
+        self._ready = False
+        if record is not None and record.dimension is not None:
+            self._ready = True
             self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
             self._stores = open_stores(settings, record.embedding_model, record.dimension,
                                          record.generation)

@@ -159,7 +159,7 @@ class GraphChannel:
                     intent: Route) -> list[tuple[GraphPath, float]]:
         """One hop of 引用条款 from each seed clause, over the relations the seed chunk itself
         states (a table's other rows share its clause entity, not its references)."""
-        rank = {}
+        rank: dict[tuple[str, str], int] = {}
         for position, (chunk_id, name) in enumerate(seeds, start=1):
             rank.setdefault((name, chunk_id), position)
         if not rank:
@@ -169,9 +169,9 @@ class GraphChannel:
                                   max_nodes=self._max_nodes, max_paths=self._max_paths)
         scored = []
         for path in paths:
-            position = rank.get((path.nodes[0].name, path.relations[0].source_chunk_id))
-            if position:
-                seed = Link(path.nodes[0].name, "Clause", "", SEED_SCORE / position)
+            seat = rank.get((path.nodes[0].name, path.relations[0].source_chunk_id))
+            if seat:
+                seed = Link(path.nodes[0].name, "Clause", "", SEED_SCORE / seat)
                 scored.append((path, score_path(path, seed, intent)))
         return scored
 
@@ -183,7 +183,7 @@ def seed_clauses(manifest: ManifestStore, chunk_ids: Sequence[str]) -> list[tupl
     for chunk_id in chunk_ids:
         chunk = chunks.get(chunk_id)
         record = manifest.get(chunk.doc_id, chunk.version_id) if chunk and chunk.clause_no else None
-        if record and record.title:
+        if chunk and record and record.title:
             seeds.append((chunk_id, canonical(f"《{record.title}》{chunk.clause_no}")))
     return seeds
 

@@ -33,7 +33,7 @@ _SIMILARITY = "kbflow_bm25"
 _KEYWORDS = ("chunk_id", "doc_id", "version_id", "version_key", "parent_chunk_id",
              "prev_chunk_id", "next_chunk_id", "kind", "title_path", "clause_no",
              "structural_path", "tenant_id", "acl", "source_uri", "parser_version",
-             "chunker_version", "embedding_model", "content_hash", "status")
+             "chunker_version", "embedding_model", "content_hash")
 _INTEGERS = ("eff_from", "eff_to", "page_start", "page_end", "char_start", "char_end")
 
 

@@ -64,7 +64,7 @@ def directions(direction: Direction) -> tuple[bool, ...]:
     return {"out": (True,), "in": (False,), "both": (True, False)}[direction]
 
 
-def step(row: Sequence, outgoing: bool) -> Step:
+def step(row: Sequence[Any], outgoing: bool) -> Step:
     """A hop query's row (HOP_COLUMNS) as a step; the triple keeps the stored direction."""
     r = dict(zip(HOP_COLUMNS, row, strict=True))
     a, b = (r["a_name"], r["a_type"]), (r["b_name"], r["b_type"])
@@ -117,7 +117,7 @@ def bounded_paths(starts: dict[str, GraphNode], expand: Callable[[list[str], int
     return found
 
 
-def by_clause(rows: Sequence[Sequence], clauses: Sequence[tuple[str, str]],
+def by_clause(rows: Sequence[Sequence[Any]], clauses: Sequence[tuple[str, str]],
               ) -> dict[tuple[str, str], list[str]]:
     """(title, clause_no, chunk_id) rows grouped by the asked-for (title, clause_no) pairs
     (the query matched titles and numbers separately)."""

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import ladybug
 
@@ -152,6 +152,17 @@ class LadybugGraphStore:
         for statement in _SCHEMA + _VISIBILITY_COLUMNS:
             self._conn.execute(statement)
 
+    def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        """One statement's rows. ladybug types a result as possibly several (a query string of
+        several statements) and rows as possibly dicts; kbflow sends one and reads lists."""
+        result = self._conn.execute(query, params)
+        if not isinstance(result, ladybug.QueryResult):
+            raise TypeError(f"expected one statement's result: {query[:80]}")
+        rows = result.get_all()
+        if not all(isinstance(row, list) for row in rows):
+            raise TypeError(f"expected rows as lists: {query[:80]}")
+        return cast(list[list[Any]], rows)
+
     def close(self) -> None:
         if not self._closed:
             self._conn.close()
@@ -210,8 +221,8 @@ class LadybugGraphStore:
         found = {c.chunk_id: visibility_of(c) for c in chunks}
         missing = sorted({t.source_chunk_id for t in triples} - set(found))
         if missing:
-            result = self._conn.execute(_CHUNK_VISIBILITY, {"ids": missing})
-            for chunk_id, tenant, acl, eff_from, eff_to in result.get_all():
+            result = self._rows(_CHUNK_VISIBILITY, {"ids": missing})
+            for chunk_id, tenant, acl, eff_from, eff_to in result:
                 found[chunk_id] = {"tenant_id": tenant, "acl": acl, "eff_from": eff_from,
                                    "eff_to": eff_to}
         return {t.source_chunk_id: found.get(t.source_chunk_id, HIDDEN) for t in triples}
@@ -227,7 +238,7 @@ class LadybugGraphStore:
         self._conn.execute("MATCH (n:Entity) WHERE NOT EXISTS { MATCH (n)-[]-() } DELETE n")
 
     def triples(self, version_key: str) -> list[Triple]:
-        result = self._conn.execute(
+        result = self._rows(
             """MATCH (s:Entity)-[e:RELATES]->(o:Entity) WHERE e.version_key = $key
                RETURN s.name, e.predicate, o.name, e.subject_type, e.object_type,
                       e.source_chunk_id, e.doc_id, e.version_id, e.extractor, e.confidence
@@ -236,16 +247,16 @@ class LadybugGraphStore:
         )
         fields = ["subject", "predicate", "object", "subject_type", "object_type",
                   "source_chunk_id", "doc_id", "version_id", "extractor", "confidence"]
-        return [Triple(**dict(zip(fields, row, strict=True))) for row in result.get_all()]
+        return [Triple(**dict(zip(fields, row, strict=True))) for row in result]
 
     def chunk_ids(self, version_key: str) -> set[str]:
-        result = self._conn.execute(
+        result = self._rows(
             "MATCH (c:Chunk) WHERE c.version_key = $key RETURN c.chunk_id", {"key": version_key}
         )
-        return {row[0] for row in result.get_all()}
+        return {row[0] for row in result}
 
     def count(self) -> int:
-        return int(self._conn.execute("MATCH ()-[e:RELATES]->() RETURN count(e)").get_next()[0])
+        return int(self._rows("MATCH ()-[e:RELATES]->() RETURN count(e)")[0][0])
 
     def paths(self, start: Sequence[str], flt: SearchFilter, *,
               predicates: Sequence[str] | None = None, hops: int = 2,
@@ -256,19 +267,19 @@ class LadybugGraphStore:
         if visible is None or not start:
             return []
         predicate, params = visible
-        result = self._conn.execute(
+        result = self._rows(
             "MATCH (n:Entity) WHERE n.name IN $names RETURN n.key, n.name, n.type "
             "ORDER BY n.key LIMIT $limit", {"names": list(start), "limit": max_nodes})
-        starts = {key: GraphNode(name=name, type=kind) for key, name, kind in result.get_all()}
+        starts = {key: GraphNode(name=name, type=kind) for key, name, kind in result}
         params |= {"all_predicates": predicates is None, "predicates": list(predicates or [""])}
 
         def expand(frontier: list[str], limit: int) -> list[Step]:
             steps = []
             for outgoing in directions(direction):
-                rows = self._conn.execute(
+                rows = self._rows(
                     _hop(outgoing, predicate),
                     params | {"frontier": frontier, "limit": limit},
-                ).get_all()
+                )
                 steps += [step(row, outgoing) for row in rows]
             return best_first(steps, limit)
 
@@ -280,15 +291,15 @@ class LadybugGraphStore:
         if visible is None or not clauses:
             return {}
         predicate, params = visible
-        result = self._conn.execute(
+        result = self._rows(
             _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
             params | {"titles": sorted({t for t, _ in clauses}),
                       "numbers": sorted({n for _, n in clauses})})
-        return by_clause(result.get_all(), clauses)
+        return by_clause(result, clauses)
 
     def entities(self, tenant_id: str) -> list[GraphNode]:
         """Entities with at least one relation of the tenant (for linking query text)."""
-        result = self._conn.execute(
+        result = self._rows(
             "MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE e.tenant_id = $tenant "
             "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", {"tenant": tenant_id})
-        return [GraphNode(name=name, type=kind) for name, kind in result.get_all()]
+        return [GraphNode(name=name, type=kind) for name, kind in result]

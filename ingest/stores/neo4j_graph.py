@@ -16,10 +16,10 @@ Reading (`paths`, `entities`): chunk nodes and relations carry their source chun
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Record
 
 from ingest.models import (
     OPEN_END,
@@ -193,7 +193,7 @@ class Neo4jGraphStore:
     def close(self) -> None:
         self._driver.close()
 
-    def _write(self, work) -> None:
+    def _write(self, work: Callable[[ManagedTransaction], None]) -> None:
         with self._driver.session(database=self._database) as session:
             session.execute_write(work)
 
@@ -304,7 +304,8 @@ class Neo4jGraphStore:
             "ORDER BY name, type", tenant=tenant_id)
         return [GraphNode(name=r["name"], type=r["type"]) for r in records]
 
-    def _read(self, query: str, **params: Any) -> list:
+    def _read(self, query: str, **params: Any) -> list[Record]:
+        records: list[Record]
         records, _, _ = self._driver.execute_query(
             query, g=self.generation, database_=self._database, routing_="r", **params)
         return records

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
@@ -78,7 +78,7 @@ class SqliteLexicalStore:
         self._delete(chunk_ids)
         self._db.execute("COMMIT")
 
-    def _delete(self, chunk_ids) -> None:
+    def _delete(self, chunk_ids: Iterable[str]) -> None:
         for chunk_id in chunk_ids:
             row = self._db.execute(
                 f"DELETE FROM {self._t} WHERE chunk_id=? RETURNING rowid", (chunk_id,)
@@ -112,7 +112,7 @@ class SqliteLexicalStore:
         return {r[0] for r in rows}
 
     def count(self) -> int:
-        return self._db.execute(f"SELECT count(*) FROM {self._t}").fetchone()[0]
+        return int(self._db.execute(f"SELECT count(*) FROM {self._t}").fetchone()[0])
 
     def vocabulary(self) -> dict[str, int]:
         """Every indexed term -> the number of chunks holding it, read from FTS5's own index
