@@ -13,8 +13,10 @@ anywhere else, the batches are subflows in this process, one after another.
 from __future__ import annotations
 
 import time
+from collections.abc import Coroutine
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, get_client, get_run_logger, runtime
 from prefect.client.schemas.objects import FlowRun
@@ -106,20 +108,21 @@ def backfill_flow(folder: str, modified_after: datetime | None = None,
         batch = incremental_flow.with_options(flow_run_name=f"backfill batch {i}/{len(groups)}")
         _add(report, batch(group, [], data_dir).model_dump(mode="json"))
     if pool and len(local) < len(groups):
-        runs = [run_deployment(INCREMENTAL, timeout=0, parameters={
+        runs = [_submitted(run_deployment(INCREMENTAL, timeout=0, parameters={
                     "changed": group, "deleted": [], "data_dir": data_dir},
-                    flow_run_name=f"backfill batch {i}/{len(groups)}")
+                    flow_run_name=f"backfill batch {i}/{len(groups)}"))
                 for i, group in enumerate(groups[len(local):], start=len(local) + 1)]
         log.info("%d batch(es) submitted to the %s deployment", len(runs), INCREMENTAL)
         manifest = ManifestStore(settings.manifest)
         try:
             for run in _wait(runs):
-                row = manifest.run(str(run.id)) if run.state.is_completed() else None
-                if row and row["summary"]:
-                    _add(report, row["summary"])
+                completed = run.state is not None and run.state.is_completed()
+                row = manifest.run(str(run.id)) if completed else None
+                if row and row.summary:
+                    _add(report, row.summary)
                     continue
                 reason = (f"ended {run.state.type.value}: {run.state.message or 'no message'}"
-                          if not run.state.is_completed() else
+                          if run.state is not None and not completed else
                           "completed, but its summary is not in this backfill's manifest "
                           "(a worker with another KBFLOW_DATA_DIR or KBFLOW_MANIFEST_URL?)")
                 report.batch_runs.append(str(run.id))
@@ -138,6 +141,14 @@ def _add(report: BackfillReport, summary: dict) -> None:
     report.embedded += summary["embedded"]
     report.failures += summary["failures"]
     report.batch_runs.append(summary["run_id"])
+
+
+def _submitted(run: FlowRun | Coroutine[Any, Any, FlowRun]) -> FlowRun:
+    """run_deployment's result in this synchronous flow (its coroutine form is for async
+    callers only)."""
+    if isinstance(run, Coroutine):
+        raise TypeError("run_deployment returned a coroutine in a synchronous flow")
+    return run
 
 
 def _fan_out(wanted: bool | None) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import TypeVar, cast
 from uuid import uuid4
 
 from prefect import flow, get_run_logger, runtime, task
@@ -20,7 +21,7 @@ from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectNotFound
 from prefect.futures import PrefectFuture
-from prefect.utilities.annotations import quote
+from prefect.utilities.annotations import quote as prefect_quote
 
 from flows.artifacts import publish_summary_artifact
 from flows.deployments import STORE_LIMITS
@@ -37,6 +38,14 @@ from ingest.pipeline import Failure, IngestSummary, Planned, Prepared, RunContex
 from ingest.pipeline.prepare import parse_one
 from ingest.pipeline.write import write_role
 from ingest.stores import Stores
+
+T = TypeVar("T")
+
+
+def quote(value: T) -> T:
+    """Prefect's quote(), typed as what it wraps: a task receives the value itself."""
+    return cast(T, prefect_quote(value))
+
 
 # ---- tasks: thin wrappers around ingest/pipeline ------------------------------------------------
 # Large arguments are passed quote()d: Prefect would otherwise walk every float of every vector

@@ -67,6 +67,7 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
                                sources)
         ready = [r for r in target.documents() if r.state == State.READY]
         record = target.get_generation(built.generation)
+    assert record is not None  # created above
     cases_path = eval_cases or settings.eval_cases
     recall = baseline = None
     if cases_path and record.dimension is not None:
@@ -111,13 +112,12 @@ def rollback_flow(to: str | None = None, data_dir: str | None = None) -> Rollbac
         kept = [g for g in manifest.generations() if g.status == "kept"]
         if serving is None or not kept:
             raise ValueError("no kept generation to roll back to")
-        if to is None:
-            target = max(kept, key=lambda g: (g.activated_at or g.created_at, g.number))
-        else:
-            target = next((g for g in kept if g.generation == to), None)
-            if target is None:
-                names = ", ".join(g.generation for g in kept)
-                raise ValueError(f"{to} is not a kept generation (kept: {names})")
+        chosen = (max(kept, key=lambda g: (g.activated_at or g.created_at, g.number))
+                  if to is None else next((g for g in kept if g.generation == to), None))
+        if chosen is None:
+            names = ", ".join(g.generation for g in kept)
+            raise ValueError(f"{to} is not a kept generation (kept: {names})")
+        target = chosen
         _serve(settings, manifest, target.generation)
     finally:
         manifest.close()
