@@ -143,8 +143,8 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     if settings.document_roots:  # configured: the folder must be one of them or inside one
         resolve_under(root, settings.document_roots)
     with ManifestStore(settings.manifest) as manifest:
-        gone = [r.source_path for r in manifest.documents()
-                if root.is_dir() and r.source_root == str(root) and r.state != State.TOMBSTONED
+        kept = manifest.documents(source_root=str(root)) if root.is_dir() else []
+        gone = [r.source_path for r in kept if r.state != State.TOMBSTONED
                 and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
         found, links = walk(root)
         files = [(path, root if root.is_dir() else path.parent) for path in found]
@@ -162,8 +162,9 @@ def incremental_flow(changed: list[str], deleted: list[str],
     it was first ingested under (its recorded folder)."""
     settings = _settings(data_dir)
     with ManifestStore(settings.manifest) as manifest:
-        roots = {r.source_path: Path(r.source_root) for r in manifest.documents() if r.source_root}
         changed_paths, refused = _within_roots(changed, settings)
+        roots = {r.source_path: Path(r.source_root) for r in manifest.documents(
+            source_paths=[str(p) for p in changed_paths]) if r.source_root}
         files = [(path, roots.get(str(path), path.parent)) for path in changed_paths]
         deleted_paths, refused_deletes = _within_roots(deleted, settings)
         ctx = run_context(settings, manifest, refused + refused_deletes)
@@ -177,8 +178,8 @@ def undelete_flow(doc_id: str, data_dir: str | None = None) -> IngestSummary:
     keep the document's owner from doing so."""
     settings = _settings(data_dir)
     with ManifestStore(settings.manifest) as manifest:
-        records = [r for r in manifest.documents()
-                   if r.doc_id == doc_id and manifest.is_tombstoned(r.doc_id, r.version_id)]
+        records = [r for r in manifest.documents(doc_ids=[doc_id])
+                   if manifest.is_tombstoned(r.doc_id, r.version_id)]
         if not records:
             raise ValueError(f"{doc_id} has no deleted version in generation "
                              f"{manifest.generation}")

