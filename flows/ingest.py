@@ -20,12 +20,11 @@ from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectNotFound
-from prefect.futures import PrefectFuture
 from prefect.utilities.annotations import quote as prefect_quote
 
 from flows.artifacts import publish_summary_artifact
 from flows.deployments import STORE_LIMITS
-from ingest.chunk import ChunkParams, chunk_document
+from ingest.chunk import ChunkParams
 from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.embed import Embedder, Embedding, TokenCounter
@@ -35,7 +34,7 @@ from ingest.models import Chunk, ParsedDocument, State, StoreRole
 from ingest.parse import ParsePool, walk
 from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.pipeline import Failure, IngestSummary, Planned, Prepared, RunContext, run_pipeline
-from ingest.pipeline.prepare import parse_one
+from ingest.pipeline.prepare import chunk_one, parse_many
 from ingest.pipeline.write import write_role
 from ingest.stores import Stores
 
@@ -52,15 +51,18 @@ def quote(value: T) -> T:
 # looking for upstream futures (about a second per call for a document's vectors).
 
 @task(name="parse", cache_policy=NO_CACHE)
-def parse_task(parser: ParsePool, item: Prepared) -> ParsedDocument | Failure:
-    """A bad document is an outcome, not a crash: its ParseError comes back as its failure."""
-    return parse_one(parser, item)
+def parse_task(parser: ParsePool, window: list[Prepared]) -> list[ParsedDocument | Failure]:
+    """A window of files in one task (thousands of tiny files would otherwise pay one
+    orchestrator task each), parsed side by side by the pool's processes. A bad document is an
+    outcome, not a crash: its ParseError comes back as its failure."""
+    return parse_many(parser, window)
 
 
 @task(name="chunk", cache_policy=NO_CACHE)
-def chunk_task(doc: ParsedDocument, params: ChunkParams, tokens: TokenCounter) -> list[Chunk]:
-    """Budgeted in the embedding model's own tokens, so no chunk is truncated when embedded."""
-    return chunk_document(doc, params, tokens.count, tokens.max_tokens)
+def chunk_task(docs: list[ParsedDocument], params: ChunkParams,
+               tokens: TokenCounter) -> list[list[Chunk] | Failure]:
+    """A run's parsed documents in one task, each chunked or failed alone."""
+    return [chunk_one(doc, params, tokens) for doc in docs]
 
 
 @task(name="context", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=5)
@@ -87,12 +89,14 @@ class PrefectSteps:
 
     def parse(self, parser: ParsePool, window: Sequence[Prepared]
               ) -> list[ParsedDocument | Failure]:
-        futures = [parse_task.submit(quote(parser), quote(item)) for item in window]
-        return [_outcome(future, item) for future, item in zip(futures, window, strict=True)]
+        try:
+            return parse_task(quote(parser), quote(list(window)))
+        except Exception as exc:  # noqa: BLE001 - a crashed parse task fails its documents only
+            return [Failure.raised("parse", exc, item.path, item.key) for item in window]
 
-    def chunk(self, doc: ParsedDocument, params: ChunkParams, tokens: TokenCounter
-              ) -> list[Chunk]:
-        return chunk_task(quote(doc), params, quote(tokens))
+    def chunk(self, docs: Sequence[ParsedDocument], params: ChunkParams, tokens: TokenCounter
+              ) -> list[list[Chunk] | Failure]:
+        return chunk_task(quote(list(docs)), params, quote(tokens))
 
     def situate(self, chunks: list[Chunk], settings: Settings, tokens: TokenCounter
                 ) -> list[Chunk]:
@@ -108,14 +112,6 @@ class PrefectSteps:
 
     def store_writer(self) -> AbstractContextManager[None]:
         return _store_writer()
-
-
-def _outcome(future: PrefectFuture[ParsedDocument | Failure],
-             item: Prepared) -> ParsedDocument | Failure:
-    try:
-        return future.result()
-    except Exception as exc:  # noqa: BLE001 - a crashed parse task fails its document only
-        return Failure.raised("parse", exc, item.path, item.key)
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from ingest.models import ROLE_STEPS, ChunkKind, State, StoreRole
 from ingest.parse import ParsePool
 from ingest.pipeline import InProcess, Planned, RunContext, current_generation, run_pipeline
 from ingest.pipeline.plan import date_versions, plan
-from ingest.pipeline.prepare import Selection, chunk, parse_window, select
+from ingest.pipeline.prepare import Selection, chunk_all, parse_window, select
 from ingest.pipeline.write import write
 from ingest.stores import Stores, open_stores
 
@@ -71,8 +71,8 @@ def test_a_version_goes_through_every_phase_into_the_stores(
             [parsed] = parse_window(ctx, parser, [prepared])
         assert parsed.doc.meta.title == "休假管理制度" and parsed.doc.blocks
 
-        job = chunk(ctx, params, tokens, parsed)
-        assert job is not None and job.chunker_version == params.version
+        [job] = chunk_all(ctx, params, tokens, [parsed])
+        assert job.chunker_version == params.version
         indexed = [c for c in job.chunks if c.kind != ChunkKind.PARENT]
         assert indexed and all(c.embedding_model == settings.embedding_model for c in indexed)
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 
-from ingest.chunk import ChunkParams, chunk_document
+from ingest.chunk import ChunkParams
 from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.embed import Embedder, Embedding, TokenCounter
@@ -14,7 +13,7 @@ from ingest.models import Chunk, ParsedDocument, StoreRole
 from ingest.parse import ParsePool
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, Prepared
-from ingest.pipeline.prepare import parse_one
+from ingest.pipeline.prepare import chunk_one, parse_many
 from ingest.pipeline.write import write_role
 from ingest.stores import Stores
 
@@ -24,14 +23,11 @@ class InProcess:
 
     def parse(self, parser: ParsePool, window: Sequence[Prepared]
               ) -> list[ParsedDocument | Failure]:
-        if not window:
-            return []
-        with ThreadPoolExecutor(len(window)) as pool:
-            return list(pool.map(lambda item: parse_one(parser, item), window))
+        return parse_many(parser, window)
 
-    def chunk(self, doc: ParsedDocument, params: ChunkParams, tokens: TokenCounter
-              ) -> list[Chunk]:
-        return chunk_document(doc, params, tokens.count, tokens.max_tokens)
+    def chunk(self, docs: Sequence[ParsedDocument], params: ChunkParams, tokens: TokenCounter
+              ) -> list[list[Chunk] | Failure]:
+        return [chunk_one(doc, params, tokens) for doc in docs]
 
     def situate(self, chunks: list[Chunk], settings: Settings, tokens: TokenCounter
                 ) -> list[Chunk]:

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.chunk import ChunkParams
+from ingest.chunk import ChunkParams, chunk_document
 from ingest.embed import TokenCounter
 from ingest.manifest.store import DocumentRecord
-from ingest.models import ChunkKind, ParsedDocument, State
+from ingest.models import Chunk, ChunkKind, ParsedDocument, State
 from ingest.parse import ParseError, ParsePool, read_meta
 from ingest.parse.identity import identify
 from ingest.parse.metadata import default_doc_id
@@ -63,9 +64,9 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
     # versions recognised from the text decide doc ids and versions, so before chunking
     with ctx.clock.stage("parse"):
         docs = identify([p.doc for p in parsed], ctx.manifest)
-    jobs = [chunk(ctx, params, tokens, Parsed(p.path, p.root, doc))
-            for p, doc in zip(parsed, docs, strict=True)]
-    return [job for job in jobs if job is not None], selection
+    jobs = chunk_all(ctx, params, tokens,
+                     [Parsed(p.path, p.root, doc) for p, doc in zip(parsed, docs, strict=True)])
+    return jobs, selection
 
 
 def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Path,
@@ -150,6 +151,25 @@ def parse_one(parser: ParsePool, item: Prepared) -> ParsedDocument | Failure:
                        doc_id=item.meta.doc_id, version_id=item.meta.version_id)
 
 
+def parse_many(parser: ParsePool, window: Sequence[Prepared]) -> list[ParsedDocument | Failure]:
+    """A window's documents side by side: the pool's processes take them as they come free."""
+    if not window:
+        return []
+    with ThreadPoolExecutor(len(window)) as threads:
+        return list(threads.map(lambda item: parse_one(parser, item), window))
+
+
+def chunk_one(doc: ParsedDocument, params: ChunkParams,
+              tokens: TokenCounter) -> list[Chunk] | Failure:
+    """Chunks budgeted in the embedding model's own tokens, so none is truncated when
+    embedded; a document that cannot be chunked is a failure, and the others go on."""
+    try:
+        return chunk_document(doc, params, tokens.count, tokens.max_tokens)
+    except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+        return Failure.raised("chunk", exc, doc.meta.source_path,
+                              (doc.meta.doc_id, doc.meta.version_id))
+
+
 def parse_window(ctx: RunContext, parser: ParsePool,
                  window: Sequence[Prepared]) -> list[Parsed]:
     with ctx.clock.stage("parse"):
@@ -163,23 +183,30 @@ def parse_window(ctx: RunContext, parser: ParsePool,
     return parsed
 
 
-def chunk(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
-          parsed: Parsed) -> VersionJob | None:
-    """Chunks budgeted in the embedding model's tokens (with LLM contexts when configured)."""
-    doc, settings = parsed.doc, ctx.settings
-    try:
-        with ctx.clock.stage("chunk"):
-            chunks = ctx.steps.chunk(doc, params, tokens)
-            if settings.llm_base_url:
-                chunks = ctx.steps.situate(chunks, settings, tokens)
-            for c in chunks:
-                if c.kind != ChunkKind.PARENT:
-                    c.embedding_model = settings.embedding_model
-        report = doc.report.model_dump(mode="json")
-    except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
-        ctx.fail(Failure.raised("chunk", exc, parsed.path,
-                                (doc.meta.doc_id, doc.meta.version_id)))
-        return None
-    return VersionJob(meta=doc.meta, chunks=chunks, chunker_version=params.version,
-                      source_root=str(parsed.root), parser_version=doc.parser_version,
-                      parse_report=report)
+def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
+              parsed: Sequence[Parsed]) -> list[VersionJob]:
+    """Every parsed document's chunks in one step (with LLM contexts when configured)."""
+    settings = ctx.settings
+    with ctx.clock.stage("chunk"):
+        outcomes = ctx.steps.chunk([p.doc for p in parsed], params, tokens)
+    jobs = []
+    for item, chunks in zip(parsed, outcomes, strict=True):
+        doc = item.doc
+        if isinstance(chunks, Failure):
+            ctx.fail(chunks)
+            continue
+        try:
+            with ctx.clock.stage("chunk"):
+                if settings.llm_base_url:
+                    chunks = ctx.steps.situate(chunks, settings, tokens)
+                for c in chunks:
+                    if c.kind != ChunkKind.PARENT:
+                        c.embedding_model = settings.embedding_model
+        except Exception as exc:  # noqa: BLE001 - a bad document fails alone, with its reason
+            ctx.fail(Failure.raised("chunk", exc, item.path,
+                                    (doc.meta.doc_id, doc.meta.version_id)))
+            continue
+        jobs.append(VersionJob(meta=doc.meta, chunks=chunks, chunker_version=params.version,
+                               source_root=str(item.root), parser_version=doc.parser_version,
+                               parse_report=doc.report.model_dump(mode="json")))
+    return jobs
