@@ -289,6 +289,17 @@ class ManifestStore:
         rows = self._db.execute(sql + " ORDER BY doc_id, version_id", params)
         return [_record(r) for r in rows]
 
+    def identified(self) -> list[DocumentRecord]:
+        """Published versions whose identity was read from their text (no sidecar ids): the
+        ones a new sidecar-less file may turn out to be a version of."""
+        if self.generation is None:
+            return []
+        return self._select(
+            """SELECT d.* FROM documents d
+               LEFT JOIN tombstones t ON t.doc_id = d.doc_id AND t.version_id = d.version_id
+               WHERE d.generation=? AND d.state=? AND d.identity IS NOT NULL
+                 AND t.doc_id IS NULL""", [self.generation, State.READY])
+
     def state_counts(self) -> dict[str, int]:
         """Versions per state in this generation."""
         if self.generation is None:

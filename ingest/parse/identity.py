@@ -38,7 +38,6 @@ from ingest.models import (
     DocumentIdentity,
     ParsedDocument,
     RepealStatement,
-    State,
     VersionLink,
     version_key,
 )
@@ -467,12 +466,10 @@ def identify(docs: Iterable[ParsedDocument], manifest: ManifestStore) -> list[Pa
                             file_hash=d.meta.file_hash, recorded=d.meta.identity is not None,
                             facts=facts(d.meta.title, body_text(d), d.meta.effective_from))
                   for ref, d in parsed.items()]
-    records = manifest.documents()
     titles = {c.facts.base_title for c in candidates}
     titles |= {split_title(r.title)[0] for c in candidates for r in c.facts.repeals}
-    for r in records:
-        if (r.identity is None or r.state != State.READY or r.source_path in parsed
-                or manifest.is_tombstoned(r.doc_id, r.version_id)):
+    for r in manifest.identified():
+        if r.identity is None or r.source_path in parsed:
             continue
         named = {split_title(s.title)[0] for s in r.identity.repeals}
         if r.identity.base_title not in titles and not named & titles:
@@ -482,16 +479,20 @@ def identify(docs: Iterable[ParsedDocument], manifest: ManifestStore) -> list[Pa
         candidates.append(Candidate(ref=r.source_path, doc_id=r.doc_id, version_id=r.version_id,
                                     tenant_id=r.tenant_id or "", facts=r.identity, text=None,
                                     file_hash=r.file_hash or "", published=True))
-    owners: dict[tuple[str, str], str] = {(r.doc_id, r.version_id): r.source_path for r in records}
-    doc_owners: dict[str, set[str]] = {}
-    for doc_id, ref in [*((r.doc_id, r.source_path) for r in records),
-                        *((d.meta.doc_id, d.meta.source_path) for d in docs)]:
-        doc_owners.setdefault(doc_id, set()).add(ref)
+    recorded: dict[str, dict[str, str]] = {}  # doc id → version → its file, read when asked
+
+    def owners(doc_id: str) -> dict[str, str]:
+        if doc_id not in recorded:
+            recorded[doc_id] = {r.version_id: r.source_path
+                                for r in manifest.documents(doc_ids=[doc_id])}
+        return recorded[doc_id]
 
     def taken(doc_id: str, version_id: str, refs: set[str]) -> bool:
         if not version_id:
-            return bool(doc_owners.get(doc_id, set()) - refs)
-        return owners.get((doc_id, version_id), next(iter(refs))) not in refs
+            files = {*owners(doc_id).values(),
+                     *(d.meta.source_path for d in docs if d.meta.doc_id == doc_id)}
+            return bool(files - refs)
+        return owners(doc_id).get(version_id, next(iter(refs))) not in refs
 
     decisions = decide(candidates, taken)
     out = []
