@@ -4,10 +4,11 @@ Each batch is its own flow run named "backfill batch i/n", so a backfill of thou
 shows its progress in the Prefect UI and a failed batch can be found and re-run alone. Unchanged
 files cost one content hash, so re-running a backfill is cheap.
 
-Run from a deployment (or with fan_out=True), the batches are flow runs of the incremental
-deployment, so every process worker of the pool takes some and they run in parallel; the
-backfill waits for them all and adds up their summaries from the manifest's runs table. Run
-anywhere else, the batches are subflows in this process, one after another.
+With fan_out=True the batches are flow runs of the incremental deployment, so every process
+worker of the pool takes some and they run in parallel; the backfill waits for them all and adds
+up their summaries from the manifest's runs table. By default the batches are subflows in this
+process, one after another: fanning out only helps when other workers are free, and a backfill
+waiting on a pool whose only worker is running it would wait for ever.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_client, get_run_logger, runtime
+from prefect import flow, get_client, get_run_logger
 from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.exceptions import ObjectNotFound
@@ -78,13 +79,12 @@ def _run_name() -> str:
 @flow(name="kbflow-backfill", flow_run_name=_run_name, log_prints=False)
 def backfill_flow(folder: str, modified_after: datetime | None = None,
                   modified_before: datetime | None = None, batch_size: int = 50,
-                  data_dir: str | None = None, fan_out: bool | None = None) -> BackfillReport:
+                  data_dir: str | None = None, fan_out: bool = False) -> BackfillReport:
     """List `folder`, keep the files modified in the range, ingest them batch by batch.
 
     The folder must lie under KBFLOW_DOCUMENT_ROOTS (a deployment's parameters come from
     outside): OutsideRoots says why not. `fan_out`: batches as runs of the incremental
-    deployment (True), in this process (False), or the former when this run itself comes from
-    a deployment and the incremental one exists (None)."""
+    deployment (True) or in this process (False)."""
     log = get_run_logger()
     settings = Settings() if data_dir is None else Settings(data_dir=Path(data_dir))
     root = resolve_under(folder, settings.document_roots)
@@ -151,19 +151,17 @@ def _submitted(run: FlowRun | Coroutine[Any, Any, FlowRun]) -> FlowRun:
     return run
 
 
-def _fan_out(wanted: bool | None) -> bool:
-    """Whether the batches go to the pool: asked for, or this run is a deployment's and the
-    incremental deployment exists to take them."""
-    if wanted is False or (wanted is None and runtime.deployment.id is None):
+def _fan_out(wanted: bool) -> bool:
+    """Whether the batches go to the pool: asked for, and the incremental deployment exists
+    to take them."""
+    if not wanted:
         return False
     with get_client(sync_client=True) as client:
         try:
             client.read_deployment_by_name(INCREMENTAL)
         except ObjectNotFound:
-            if wanted:
-                raise ValueError(f"fan_out needs the {INCREMENTAL} deployment: run "
-                                 "`kbflow deploy` first") from None
-            return False
+            raise ValueError(f"fan_out needs the {INCREMENTAL} deployment: run "
+                             "`kbflow deploy` first") from None
     return True
 
 
