@@ -3,8 +3,9 @@ PostgreSQL manifest and the server stores (Milvus, Elasticsearch, Neo4j), ends w
 index as the same backfill run in one process: every version READY once, no chunk twice in any
 store, the same search results. Both wall times are printed (documents/s).
 
-KBFLOW_SCALEOUT_DOCS=N backfills N small generated Markdown notices instead of sample_docs: the
-throughput figures of bench/RESULTS.md come from such a run."""
+It runs only with KBFLOW_SCALEOUT=1 (a benchmark step: minutes of start-up per worker on 2
+cores). KBFLOW_SCALEOUT_DOCS=N backfills N small generated Markdown notices instead of
+sample_docs."""
 
 from __future__ import annotations
 
@@ -115,6 +116,10 @@ def _top5(settings: Settings) -> dict[str, list[str]]:
                 for c in cases}
 
 
+@pytest.mark.skipif(os.environ.get("KBFLOW_SCALEOUT") != "1", reason=(
+    "a benchmark step, not part of `make test`: 3 workers and a Prefect server take 6-25 min on "
+    "2 cores, and a parse process can miss its start-up deadline under that load; run it with "
+    "KBFLOW_SCALEOUT=1 pytest tests/test_scaleout.py -s"))
 def test_three_workers_build_the_index_one_process_builds(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     docs = tmp_path / "docs"
