@@ -607,8 +607,8 @@ class ManifestStore:
         return {r[0]: Published(r[1], r[2]) for r in rows}
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        """The published records of these chunks, of versions READY now: one rewritten or
-        deleted since a store answered a query is left out, never shown half-written."""
+        """The records these chunks were last published with (a version being rewritten keeps
+        its old records until it is READY again: a hit read back is always a whole version)."""
         ids = list(chunk_ids)
         found: dict[str, Chunk] = {}
         if self.generation is None:
@@ -617,11 +617,8 @@ class ManifestStore:
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             for row in self._db.execute(
-                f"""SELECT c.chunk_id, c.record FROM chunks c
-                    JOIN documents d ON d.generation = c.generation AND d.doc_id = c.doc_id
-                                    AND d.version_id = c.version_id
-                    WHERE c.generation=? AND d.state=? AND c.chunk_id IN ({marks})""",
-                [self.generation, State.READY, *part],
+                f"SELECT chunk_id, record FROM chunks WHERE generation=? AND chunk_id IN ({marks})",
+                [self.generation, *part],
             ):
                 found[row[0]] = Chunk.model_validate_json(row[1])
         return found

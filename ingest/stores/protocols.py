@@ -9,8 +9,8 @@ Query contract (every implementation, and any consumer reading the stores direct
 inside the store's own query. The hidden keys are the versions not READY (in flight, failed,
 deleted and not yet cleaned), so a half-written or deleted version is never visible, whatever
 its rows in a store, and the filter stays small however many versions are published. Hits are
-then read back from the manifest's chunk records of READY versions only, which also leaves out a
-version that changed state between the two reads.
+then read back from the manifest's chunk records, which hold the last published set: a new
+version begun between the two reads has none yet and is left out.
 """
 
 from __future__ import annotations
