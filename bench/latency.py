@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import write_section
 from bench.corpus import make_corpus
 from ingest.config import Settings
 
@@ -227,16 +228,6 @@ def section(results: dict[str, dict], load: tuple[float, float]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out: Path, text: str) -> None:
-    old = out.read_text(encoding="utf-8") if out.exists() else "# kbflow benchmarks\n"
-    if SECTION in old:
-        head, _, rest = old.partition(SECTION)
-        tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
-        old = head.rstrip("\n") + "\n"
-        text = text + tail.lstrip("\n")
-    out.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -255,7 +246,7 @@ def main() -> None:
             print(json.dumps({name: {k: v for k, v in results[name].items() if k != "second"}},
                              default=str)[:2000], flush=True)
     text = section(results, (load_before, os.getloadavg()[0]))
-    write(args.out, text)
+    write_section(args.out, SECTION, text)
     print(text)
 
 

@@ -42,6 +42,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import write_section
 from bench.latency import percentile
 from bench.run import start_prefect
 
@@ -525,17 +526,6 @@ def report(work: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out: Path, text: str) -> None:
-    """Replace the Scale section of `out` (up to the next `## `), or append it."""
-    old = out.read_text(encoding="utf-8") if out.exists() else "# kbflow benchmarks\n"
-    if SECTION in old:
-        head, _, rest = old.partition(SECTION)
-        tail = rest[rest.find("\n## "):] if "\n## " in rest else ""
-        old = head.rstrip("\n") + "\n"
-        text = text + tail.lstrip("\n")
-    out.write_text(old.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", choices=["embedded", "servers"], default="embedded")
@@ -555,7 +545,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
     args = parser.parse_args()
     if args.report:
-        write(Path(args.out), report(Path(args.work)))
+        write_section(Path(args.out), SECTION, report(Path(args.work)))
         return
     result = run_throughput(args) if args.throughput else run_sizes(args)
     save(args, result)
