@@ -1,11 +1,12 @@
 """Fit the search confidence (ingest/search/confidence.py) on gold cases and report abstention.
 
-Runs every case through `kbflow search`'s ranking, labels each of the top K results relevant (it
-matches an expectation) or not (no-answer cases: all not), fits a logistic model of relevance on
-the results' signals, chooses the abstain threshold on the best result's confidence (the highest
-that wrongly abstains on at most 5 % of answerable cases) and reports the share of no-answer
-cases that abstain. Paste the printed WEIGHTS, BIAS and ABSTAIN_BELOW into confidence.py.
-Leave-one-out figures show how far the fit carries to questions it has not seen.
+Runs every case through `kbflow search`'s ranking and labels each of the top K results relevant
+(it matches an expectation) or not (no-answer cases: all not).
+- Confidence: a logistic model of relevance on the results' signals.
+- Abstention: the highest `ANSWERABLE_FROM` (best sentence cosine over the results) that wrongly
+  abstains on at most 5 % of answerable cases; the report gives the share of no-answer cases that
+  abstain, on the fit and leave-one-out (the threshold chosen without the case it judges).
+Paste the printed WEIGHTS, BIAS and ANSWERABLE_FROM into confidence.py.
 
     .venv/bin/python scripts/calibrate_confidence.py [--cases eval/sample_cases.jsonl] [--k 5]
 """
@@ -21,8 +22,10 @@ import numpy as np
 from ingest.config import Settings
 from ingest.evaluate import load_cases
 from ingest.search import Searcher
+from ingest.search.confidence import Signals, abstains
 
 REPO = Path(__file__).resolve().parents[1]
+Case = tuple[bool, list[Signals], list[float]]  # no-answer?, each result's signals, relevance
 
 
 def fit(x: np.ndarray, y: np.ndarray, steps: int = 4000, l2: float = 0.01) -> np.ndarray:
@@ -35,21 +38,18 @@ def fit(x: np.ndarray, y: np.ndarray, steps: int = 4000, l2: float = 0.01) -> np
     return w
 
 
-def top_confidence(x: np.ndarray, w: np.ndarray) -> float:
-    return float((1 / (1 + np.exp(-(w[0] + x @ w[1:])))).max()) if len(x) else 0.0
-
-
-def rates(tops: list[tuple[bool, float]], threshold: float) -> tuple[float, float]:
+def rates(cases: list[Case], floor: float) -> tuple[float, float]:
     """(abstain rate on no-answer cases, false-abstain rate on answerable ones)."""
-    no_answer = [top < threshold for na, top in tops if na]
-    answerable = [top < threshold for na, top in tops if not na]
-    return float(np.mean(no_answer)), float(np.mean(answerable))
+    said = [(na, abstains(signals, floor)) for na, signals, _ in cases]
+    return (float(np.mean([a for na, a in said if na])),
+            float(np.mean([a for na, a in said if not na])))
 
 
-def choose(tops: list[tuple[bool, float]], max_false: float = 0.05) -> float:
-    """The highest threshold whose false-abstain rate stays within `max_false`."""
-    candidates = sorted({round(t, 3) for _, t in tops})
-    return max((t for t in candidates if rates(tops, t)[1] <= max_false), default=0.0)
+def choose(cases: list[Case], max_false: float = 0.05) -> float:
+    """The highest floor whose false-abstain rate stays within `max_false`."""
+    candidates = sorted({round(s.sentence + 0.0001, 4) for _, signals, _ in cases
+                         for s in signals})
+    return max((f for f in candidates if rates(cases, f)[1] <= max_false), default=0.0)
 
 
 def main() -> None:
@@ -58,36 +58,29 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     args = parser.parse_args()
     settings = Settings()
-    per_case: list[tuple[bool, np.ndarray, np.ndarray]] = []
+    cases: list[Case] = []
     with Searcher(settings) as searcher:
         for case in load_cases(args.cases):
             response = searcher.search(
                 case.question, tenant_id=case.tenant or settings.default_tenant,
                 groups=case.groups or settings.default_acl, as_of=case.as_of or date.today(),
                 k=args.k)
-            x = np.array([r.signals.features() for r in response.results]).reshape(-1, 5)
-            y = np.array([float(not case.no_answer and any(e.matches(r) for e in case.expected))
-                          for r in response.results])
-            per_case.append((case.no_answer, x, y))
-    x = np.vstack([c[1] for c in per_case])
-    y = np.concatenate([c[2] for c in per_case])
-    w = fit(x, y)
-    tops = [(na, top_confidence(xs, w)) for na, xs, _ in per_case]
-    threshold = choose(tops)
-    abstain, false_abstain = rates(tops, threshold)
+            relevant = [float(not case.no_answer and any(e.matches(r) for e in case.expected))
+                        for r in response.results]
+            cases.append((case.no_answer, [r.signals for r in response.results], relevant))
+    x = np.array([s.features() for _, signals, _ in cases for s in signals])
+    w = fit(x, np.array([y for *_, relevant in cases for y in relevant]))
+    floor = choose(cases)
+    abstain, false_abstain = rates(cases, floor)
     print(f"WEIGHTS = {[round(float(v), 3) for v in w[1:]]}\nBIAS = {round(float(w[0]), 3)}\n"
-          f"ABSTAIN_BELOW = {threshold}\n"
+          f"ANSWERABLE_FROM = {floor}\n"
           f"fitted: no-answer abstained {abstain:.0%}, answerable wrongly abstained "
-          f"{false_abstain:.0%}")
-    held_out = []  # leave one case out: fit weights and threshold on the others, judge it
-    for i, (na, xs, _) in enumerate(per_case):
-        rest = [c for j, c in enumerate(per_case) if j != i]
-        wi = fit(np.vstack([c[1] for c in rest]), np.concatenate([c[2] for c in rest]), 1500)
-        ti = choose([(n, top_confidence(c, wi)) for n, c, _ in rest])
-        held_out.append((na, top_confidence(xs, wi) < ti))
+          f"{false_abstain:.1%}")
+    held_out = [(na, abstains(signals, choose(cases[:i] + cases[i + 1:])))
+                for i, (na, signals, _) in enumerate(cases)]
     print(f"leave-one-out: no-answer abstained "
           f"{np.mean([a for na, a in held_out if na]):.0%}, answerable wrongly abstained "
-          f"{np.mean([a for na, a in held_out if not na]):.0%}")
+          f"{np.mean([a for na, a in held_out if not na]):.1%}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from ingest.search.confidence import Signals, abstains, sentences
 from ingest.search.fusion import (
     amount_matches,
     chinese_number,
@@ -70,6 +71,25 @@ def test_identifier_query_ranks_the_exact_clause_first(ingested) -> None:
     top = response.results[0]
     assert (top.doc_id, top.clause_no, top.exact_match) == ("information-security", "4.2.2", True)
     assert response.identifiers.clauses == ["4.2.2"]
+
+
+def test_sentences_split_chinese_and_english_and_drop_fragments() -> None:
+    text = "第五条 员工上下班须打卡。因故无法打卡的，应补卡；\n注：\nStaff must clock in. See 5.1 below."
+    assert sentences(text) == ["第五条 员工上下班须打卡", "因故无法打卡的，应补卡",
+                               "Staff must clock in", "See 5.1 below."]
+    assert sentences("注：") == ["注："]
+
+
+def test_abstains_unless_a_sentence_is_close_or_an_identifier_matches() -> None:
+    def signals(sentence: float, exact: bool = False, amount: bool = False) -> Signals:
+        return Signals(cosine=0.5, term_cover=0.5, rare_cover=0.5, both_paths=True,
+                       exact=exact, amount=amount, sentence=sentence)
+
+    assert abstains([signals(0.50), signals(0.55)], answerable_from=0.56)
+    assert not abstains([signals(0.50), signals(0.56)], answerable_from=0.56)
+    assert not abstains([signals(0.40, exact=True)], answerable_from=0.56)
+    assert abstains([signals(0.40, amount=True)], answerable_from=0.56)  # 5天 is no answer
+    assert abstains([], answerable_from=0.56)
 
 
 def test_search_abstains_when_the_corpus_has_no_answer(ingested) -> None:

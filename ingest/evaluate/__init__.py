@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from ingest.config import Settings
-from ingest.search.confidence import ABSTAIN_BELOW
+from ingest.search.confidence import abstains
 
 
 class Retrieved(Protocol):
@@ -99,7 +99,7 @@ class CaseResult(BaseModel):
     reciprocal_rank: float = 0.0
     ndcg: float = 0.0
     forbidden_hits: int = 0
-    abstained: bool = False  # every result's confidence is below the search's abstain threshold
+    abstained: bool = False  # the search said nothing answers (confidence.abstains)
     passed: bool  # answerable: hit and no forbidden result; no-answer: see evaluate()
     ranked: list[str]  # doc@version clause of each result, for reading a failure
 
@@ -167,7 +167,8 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
     hits = list(hits)[:k]
     forbidden = sum(any(f.matches(h) for f in case.forbidden) for h in hits)
     ranked = [f"{h.doc_id}@{h.version_id} {h.clause_no or '-'}" for h in hits]
-    abstained = not hits or all(getattr(h, "confidence", 1.0) < ABSTAIN_BELOW for h in hits)
+    signals = [h.signals for h in hits if hasattr(h, "signals")]
+    abstained = not hits or (len(signals) == len(hits) and abstains(signals))
     if case.no_answer:
         top = getattr(hits[0], "score", None) if hits else None
         if no_answer_threshold is not None:

@@ -25,9 +25,10 @@ from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
 from ingest.search.confidence import (
-    ABSTAIN_BELOW,
     Signals,
+    abstains,
     confidence,
+    sentences,
     term_cover,
     term_weights,
 )
@@ -153,10 +154,11 @@ def hybrid_search(
     ranks = {path: {c: r for r, c in enumerate(ids_, start=1)} for path, ids_ in ranked.items()}
     cached = embedder.cached({chunks[c].content_hash for c in top})
     query_vector = np.asarray(encoded.values, dtype=np.float32)
+    closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in top])
     results = []
     rarity = term_weights(fixed, vocabulary.terms if vocabulary else {},
                           vocabulary.largest_df if vocabulary else 0)
-    for position, chunk_id in enumerate(top, start=1):
+    for position, (chunk_id, sentence) in enumerate(zip(top, closest, strict=True), start=1):
         chunk = chunks[chunk_id]
         vector = cached.get(chunk.content_hash)
         covers = term_cover(rarity, f"{chunk.prefix} {chunk.text}")
@@ -164,7 +166,8 @@ def hybrid_search(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
             term_cover=covers[0], rare_cover=covers[1],
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
-            exact=exact[chunk_id] > 0 or amount_matches(ids, chunk.text) > 0,
+            exact=exact[chunk_id] > 0, amount=amount_matches(ids, chunk.text) > 0,
+            sentence=sentence,
         )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,
@@ -179,9 +182,23 @@ def hybrid_search(
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
         query_coverage=round(encoded.coverage, 3), identifiers=ids, rewrite=rewritten,
-        abstained=all(r.confidence < ABSTAIN_BELOW for r in results),
+        abstained=abstains([r.signals for r in results]),
         graph_route=route.intent if route else None, results=results,
     )
+
+
+def _best_sentences(embedder: Embedder, query: np.ndarray, texts: list[str]) -> list[float]:
+    """Per text, the best cosine between the query and one of its sentences (one batch)."""
+    split = [sentences(text) for text in texts]
+    flat = [sentence for parts in split for sentence in parts]
+    if not flat:
+        return []
+    scores = embedder.encoder.encode(flat) @ query
+    best, start = [], 0
+    for parts in split:
+        best.append(round(float(scores[start:start + len(parts)].max()), 4))
+        start += len(parts)
+    return best
 
 
 def _shared_ranks(hits: list[GraphHit]) -> list[tuple[int, GraphHit]]:
