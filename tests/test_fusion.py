@@ -74,7 +74,8 @@ def test_identifier_query_ranks_the_exact_clause_first(ingested) -> None:
 
 
 def test_sentences_split_chinese_and_english_and_drop_fragments() -> None:
-    text = "第五条 员工上下班须打卡。因故无法打卡的，应补卡；\n注：\nStaff must clock in. See 5.1 below."
+    text = ("第五条 员工上下班须打卡。因故无法打卡的，应补卡；\n注：\n"
+            "Staff must clock in. See 5.1 below.")
     assert sentences(text) == ["第五条 员工上下班须打卡", "因故无法打卡的，应补卡",
                                "Staff must clock in", "See 5.1 below."]
     assert sentences("注：") == ["注："]

@@ -1,6 +1,6 @@
-"""Elasticsearch and Neo4j behaviour beyond the shared store contract: generations and aliases,
-per-item bulk failures, Chinese analysis, constraints. Against the engines that
-`deploy/local/engines.sh start` runs; a missing engine fails these tests."""
+"""Elasticsearch, Neo4j and Milvus behaviour beyond the shared store contract: generations and
+aliases, per-item bulk failures, Chinese analysis, constraints, older collections. Against the
+engines that `deploy/local/engines.sh start` runs; a missing engine fails these tests."""
 
 from __future__ import annotations
 
@@ -244,3 +244,40 @@ def test_neo4j_generations_are_isolated_and_activate_records_one(neo4j_uri, neo4
     assert graph_counts(old) == {}
     assert new.count() == 2
     assert new.chunk_ids("policy@1") == {chunk.chunk_id}
+
+
+def test_milvus_collection_without_acl_key_keeps_its_group_filter(tmp_path) -> None:
+    """A collection built before the `acl_key` field existed is served (and written) with the
+    array filter until a rebuild: same rows found, none widened."""
+    from pymilvus import DataType, MilvusClient
+
+    from ingest.stores.milvus import MilvusVectorStore
+
+    uri = str(tmp_path / "milvus.db")
+    client = MilvusClient(uri)
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("chunk_id", DataType.VARCHAR, max_length=64, is_primary=True)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=contract.DIM)
+    for name in ("version_key", "doc_id", "tenant_id", "kind", "text"):
+        schema.add_field(name, DataType.VARCHAR, max_length=512)
+    schema.add_field("acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=64,
+                     max_length=128)
+    schema.add_field("eff_from", DataType.INT64)
+    schema.add_field("eff_to", DataType.INT64)
+    schema.add_field("coverage", DataType.FLOAT)
+    index = client.prepare_index_params()
+    index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+    client.create_collection("kbflow_chunks_g1", schema=schema, index_params=index)
+    client.alter_collection_properties("kbflow_chunks_g1",
+                                       properties={"kbflow.embedding_model": "test-model"})
+    client.close()
+    store = MilvusVectorStore(uri, contract.DIM, "test-model")
+    try:
+        chunks = [make_chunk(1), make_chunk(2, acl=("finance",))]
+        store.upsert(chunks, {c.chunk_id: contract.vector(1) for c in chunks})
+        staff = store.search(contract.vector(1).values, flt(), 10, 0.5)
+        finance = store.search(contract.vector(1).values, flt(groups=["finance"]), 10, 0.5)
+        assert [h.chunk_id for h in staff] == ["policy-1-1"]
+        assert [h.chunk_id for h in finance] == ["policy-1-2"]
+    finally:
+        store.close()

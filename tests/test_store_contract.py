@@ -219,6 +219,23 @@ def test_vector_filters_apply_inside_the_query(vector_store) -> None:
     assert [h.chunk_id for h in finance] == [rows["other_group"].chunk_id]
 
 
+# Group names a sidecar may carry: wildcard, delimiter and quote characters, a prefix of another
+# name, several groups. Each row is found by exactly the groups it names, whole.
+GROUPED_ROWS = {1: ("fin_ance",), 2: ("a%",), 3: ("ab", "财务部"), 4: ('x"|y',)}
+GROUP_QUERIES = {"fin_ance": {1}, "finXance": set(), "a%": {2}, "abc": set(), "a": set(),
+                 "财务部": {3}, "财务": set(), 'x"|y': {4}, "x": set(), "|": set(), "%": set()}
+
+
+def test_vector_group_names_are_matched_whole(vector_store) -> None:
+    chunks = [make_chunk(n, acl=acl) for n, acl in GROUPED_ROWS.items()]
+    vector_store.upsert(chunks, {c.chunk_id: vector(1) for c in chunks})
+    for group, rows in GROUP_QUERIES.items():
+        hits = vector_store.search(vector(1).values, flt(groups=[group]), 10, 0.5)
+        assert {h.chunk_id for h in hits} == {f"policy-1-{n}" for n in rows}, group
+    both = vector_store.search(vector(1).values, flt(groups=["a%", "财务部"]), 10, 0.5)
+    assert {h.chunk_id for h in both} == {"policy-1-2", "policy-1-3"}
+
+
 def test_vector_dense_search_over_chinese_text(open_vector_store, embedder) -> None:
     """Real bge-small-zh vectors: a colloquial Chinese question finds its clause by meaning."""
     texts = ["出差期间市内交通费每人每天不超过150元，凭发票实报实销。",
@@ -287,6 +304,14 @@ def test_lexical_filters_apply_inside_the_query(lexical_store) -> None:
         rows["visible"].chunk_id, rows["unpublished"].chunk_id
     }
     assert lexical_store.search("打车", flt(hidden_keys=["policy@1", "policy@2"]), 10) == []
+
+
+def test_lexical_group_names_are_matched_whole(lexical_store) -> None:
+    lexical_store.upsert([make_chunk(n, text="第1条 出差打车费用报销", acl=acl)
+                          for n, acl in GROUPED_ROWS.items()])
+    for group, rows in GROUP_QUERIES.items():
+        hits = lexical_store.search("打车", flt(groups=[group]), 10)
+        assert {h.chunk_id for h in hits} == {f"policy-1-{n}" for n in rows}, group
 
 
 def test_lexical_vocabulary_lists_indexed_terms_with_chunk_counts(lexical_store) -> None:
