@@ -203,13 +203,14 @@ def test_three_workers_build_the_index_one_process_builds(tmp_path: Path,
             "flow_runs": {"id": {"any_": report.batch_runs}}}).json()
         assert len(runs) == report.batches
         assert {r["state"]["type"] for r in runs} == {"COMPLETED"}
-        pool_runs = {r["name"] for r in runs if r["deployment_id"]}
+        # a run's name is the incremental flow's own ("incremental [...]") once it started
+        pool_runs = {r["name"]: r["id"] for r in runs if r["deployment_id"]}
         assert len(pool_runs) >= report.batches - 1  # the first creates the generation here
         # two workers may both try a run; the one whose submission was not aborted ran it
-        took = {name: n for n in range(1, WORKERS + 1) for name in re.findall(
-            r"Flow run '(backfill batch \d+/\d+)' submitted to infrastructure",
-            (tmp_path / f"worker{n}.log").read_text(errors="replace"))}
-        assert set(took) == pool_runs
+        took = {pool_runs[name]: n for n in range(1, WORKERS + 1) for name in re.findall(
+            r"Flow run '(.+?)' submitted to infrastructure",
+            (tmp_path / f"worker{n}.log").read_text(errors="replace")) if name in pool_runs}
+        assert set(took) == set(pool_runs.values())
         assert len(set(took.values())) >= 2, took
 
         assert top_wide == top_narrow and any(top_wide.values())

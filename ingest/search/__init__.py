@@ -166,7 +166,8 @@ def hybrid_search(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
             term_cover=covers[0], rare_cover=covers[1],
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
-            exact=exact[chunk_id] > 0, amount=amount_matches(ids, chunk.text) > 0,
+            exact=exact_matches(ids.without_titles(), chunk.clause_no, chunk.text) > 0,
+            amount=amount_matches(ids, chunk.text) > 0,
             sentence=sentence,
         )
         results.append(SearchResult(
@@ -174,7 +175,7 @@ def hybrid_search(
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
             text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
-            exact_match=signals.exact, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
+            exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
             graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
             graph_path=graph_ranks[chunk_id][1] if chunk_id in graph_ranks else None,

@@ -9,9 +9,9 @@ best cosine between the query and a single sentence of the results separates the
 - A result's `confidence` is a logistic model over what the query and the chunk share (cosines,
   term cover, path agreement, identifiers, amounts), fitted on the gold set's results (relevant
   or not).
-- A search abstains (`abstains`) when no result carries an identifier the query names (a code or
-  clause number is an answer whatever the wording) and no sentence of the results reaches
-  `ANSWERABLE_FROM`.
+- A search abstains (`abstains`) when no result carries a code or clause number the query names
+  (that is an answer whatever the wording; a title is not, it only names a document) and no
+  sentence of the results reaches `ANSWERABLE_FROM`.
 
 `scripts/calibrate_confidence.py` refits both and prints the figures in the README.
 """
@@ -34,7 +34,7 @@ class Signals(BaseModel):
     # uses weighs most: its absence says "not here")
     rare_cover: float
     both_paths: bool  # found by BM25 and by the dense path
-    exact: bool  # carries an identifier the query names (a code, clause number or title)
+    exact: bool  # carries a code or clause number the query names (a title names a document)
     amount: bool = False  # states an amount the query names (5天, 30万元)
     sentence: float = 0.0  # the best cosine between the query and one sentence of the chunk
 
@@ -44,8 +44,8 @@ class Signals(BaseModel):
 
 
 # Fitted by scripts/calibrate_confidence.py on eval/sample_cases.jsonl (see README).
-WEIGHTS = [0.608, 1.348, 1.37, -0.031, 0.943, 0.068, 1.041]
-BIAS = -3.312
+WEIGHTS = [0.596, 1.475, 1.396, -0.104, 0.837, 0.046, 1.008]
+BIAS = -3.206
 ANSWERABLE_FROM = 0.5739
 _SENTENCE_END = re.compile(r"[。；;！？!?\n]|(?<=[a-z])\.\s")
 
@@ -57,8 +57,8 @@ def sentences(text: str) -> list[str]:
 
 
 def abstains(signals: Sequence[Signals], answerable_from: float | None = None) -> bool:
-    """Nothing here answers: no result names the query's identifier, and no sentence is close
-    enough to the question."""
+    """Nothing here answers: no result carries the query's code or clause number, and no
+    sentence is close enough to the question."""
     floor = ANSWERABLE_FROM if answerable_from is None else answerable_from
     return not any(s.exact or s.sentence >= floor for s in signals)
 

@@ -37,6 +37,11 @@ class Identifiers(BaseModel):
     def __bool__(self) -> bool:
         return bool(self.clauses or self.strings or self.amounts)
 
+    def without_titles(self) -> Identifiers:
+        """Codes and clause numbers only: a title names a document, not the answer in it."""
+        return Identifiers(clauses=self.clauses,
+                           strings=[s for s in self.strings if not s.startswith("《")])
+
 
 def normalise(text: str) -> str:
     """NFKC, no whitespace, lower case: full-width digits and "第 10 条" match the parser's."""
