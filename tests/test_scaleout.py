@@ -50,6 +50,22 @@ def _notices(folder: Path, count: int) -> None:
             encoding="utf-8")
 
 
+def _started(worker_log: str) -> list[str]:
+    """The flow runs a worker started. Two workers may both pick up a run; only the one whose
+    submission went through logs "submitted to infrastructure" after its "submitting flow run
+    '<id>'" (the line names the run by its name at submission, which the incremental flow
+    replaces with its own once it starts, so the id comes from the line before)."""
+    started, picked = [], None
+    for line in worker_log.splitlines():
+        submitting = re.search(r"submitting flow run '([0-9a-f-]{36})'", line)
+        if submitting:
+            picked = submitting.group(1)
+        elif "submitted to infrastructure" in line and picked:
+            started.append(picked)
+            picked = None
+    return started
+
+
 def _database() -> str:
     name = f"kbflow_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
@@ -203,14 +219,11 @@ def test_three_workers_build_the_index_one_process_builds(tmp_path: Path,
             "flow_runs": {"id": {"any_": report.batch_runs}}}).json()
         assert len(runs) == report.batches
         assert {r["state"]["type"] for r in runs} == {"COMPLETED"}
-        # a run's name is the incremental flow's own ("incremental [...]") once it started
-        pool_runs = {r["name"]: r["id"] for r in runs if r["deployment_id"]}
+        pool_runs = {r["id"] for r in runs if r["deployment_id"]}
         assert len(pool_runs) >= report.batches - 1  # the first creates the generation here
-        # two workers may both try a run; the one whose submission was not aborted ran it
-        took = {pool_runs[name]: n for n in range(1, WORKERS + 1) for name in re.findall(
-            r"Flow run '(.+?)' submitted to infrastructure",
-            (tmp_path / f"worker{n}.log").read_text(errors="replace")) if name in pool_runs}
-        assert set(took) == set(pool_runs.values())
+        took = {run: n for n in range(1, WORKERS + 1)
+                for run in _started((tmp_path / f"worker{n}.log").read_text(errors="replace"))}
+        assert set(took) == pool_runs
         assert len(set(took.values())) >= 2, took
 
         assert top_wide == top_narrow and any(top_wide.values())
