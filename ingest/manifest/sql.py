@@ -13,6 +13,7 @@ transaction about the whole manifest (migrations, generations) excludes all of t
 from __future__ import annotations
 
 import sqlite3
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -75,7 +76,20 @@ class SqliteConnection(Connection):
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._use_wal()
+
+    def _use_wal(self) -> None:
+        """Switching a new file to WAL needs it alone: workers opening it at once can be refused
+        ("database is locked", without SQLite's busy wait; 4 of 200 races of six openers), so
+        the switch is retried for as long as the busy timeout."""
+        for attempt in range(300):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 299:
+                    raise
+                time.sleep(0.1)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         cursor: Cursor = self._db.execute(sql, params)
