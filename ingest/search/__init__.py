@@ -155,6 +155,7 @@ def hybrid_search(
     cached = embedder.cached({chunks[c].content_hash for c in top})
     query_vector = np.asarray(encoded.values, dtype=np.float32)
     closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in top])
+    answers = ids.without_titles()  # what, carried exactly, answers whatever the wording
     results = []
     rarity = term_weights(fixed, vocabulary.terms if vocabulary else {},
                           vocabulary.largest_df if vocabulary else 0)
@@ -166,7 +167,7 @@ def hybrid_search(
             cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
             term_cover=covers[0], rare_cover=covers[1],
             both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
-            exact=exact_matches(ids.without_titles(), chunk.clause_no, chunk.text) > 0,
+            exact=exact_matches(answers, chunk.clause_no, chunk.text) > 0,
             amount=amount_matches(ids, chunk.text) > 0,
             sentence=sentence,
         )
