@@ -55,6 +55,21 @@ def test_versions_become_visible_only_when_ready(manifest: ManifestStore) -> Non
     assert record is not None and record.state == State.READY and record.chunk_count == 1
 
 
+def test_begin_says_which_rows_the_stores_hold_only_when_it_knows(
+        manifest: ManifestStore) -> None:
+    """Writers take a version's stored rows from `begin` instead of asking the stores; after a
+    cut-short or failed attempt only the stores know, and `begin` must say so (None)."""
+    assert manifest.begin(meta(), "run1", "chunker@1", "model") == frozenset()  # new
+    assert manifest.begin(meta(), "run2", "chunker@1", "model") is None  # cut short
+    walk_to_ready(manifest, "2")
+    assert manifest.begin(meta("2"), "run3", "chunker@1", "model") == {"policy-2-1"}
+    assert manifest.fail(("policy", "3"), "p.pdf", "parse failed", "run4") == State.FAILED
+    assert manifest.begin(meta("3"), "run5", "chunker@1", "model") is None
+    walk_to_ready(manifest, "4")
+    assert manifest.fail(("policy", "4"), "p.pdf", "write failed", "run6") == State.READY
+    assert manifest.begin(meta("4"), "run7", "chunker@1", "model") is None  # kept, not clean
+
+
 def test_skipping_a_store_is_refused(manifest: ManifestStore) -> None:
     manifest.begin(meta(), "run1", "chunker@1", "model")
     with pytest.raises(TransitionError):

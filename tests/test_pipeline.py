@@ -97,7 +97,8 @@ def test_a_version_goes_through_every_phase_into_the_stores(
             assert stores.graph.chunk_ids(key) == {c.chunk_id for c in dated.chunks}
         finally:
             stores.close()
-        assert written.planned is planned and ctx.failures == []
+        assert written.planned.job is planned.job and ctx.failures == []
+        assert written.planned.stored == frozenset()  # a new version: no rows to look up
         # each role was written in the state the previous role left (ROLE_STEPS order)
         states = [State.CREATED, *(state for _, state in ROLE_STEPS)]
         assert steps.seen == list(zip([r for r, _ in ROLE_STEPS], states, strict=False))
@@ -132,6 +133,57 @@ def test_a_changed_version_rewrites_only_its_changes_and_drops_stale_rows(
         assert stores.lexical.chunk_ids("leave_policy@1") == after
         assert stores.graph.chunk_ids("leave_policy@1") == after
         assert stores.vectors.chunk_ids("leave_policy@1") <= after
+    finally:
+        stores.close()
+
+
+class FailingLexical(InProcess):
+    """InProcess whose lexical write fails: the version's vector rows are already written."""
+
+    def write(self, role: StoreRole, stores: Stores, group: Sequence[Planned],
+              vectors: Mapping[str, Embedding]) -> None:
+        if role == "lexical":
+            raise RuntimeError("lexical store unavailable")
+        super().write(role, stores, group, vectors)
+
+
+def test_rows_a_failed_rewrite_left_are_removed_by_the_next_run(
+        settings: Settings, folder: Path, embedder: Embedder) -> None:
+    """The manifest records only published chunks: the rows of a rewrite that failed half-way
+    are found by asking the stores, not by the manifest's records."""
+    path = folder / "leave_policy.md"
+    original = path.read_text(encoding="utf-8")
+
+    def run(run_id: str, steps: InProcess) -> None:
+        with ManifestStore(settings.manifest) as manifest:
+            ctx = RunContext(settings=settings, manifest=manifest, run_id=run_id, steps=steps,
+                             log=LOG)
+            run_pipeline(ctx, str(folder), [(path, folder)])
+
+    run("r1", InProcess())
+    with ManifestStore(settings.manifest) as manifest:
+        published = set(manifest.published("leave_policy", "1"))
+        generation = manifest.generation
+    path.write_text(original + "\n## 第九章 附则\n\n**第九十条** 本制度新增的条款。\n",
+                    encoding="utf-8")
+    run("r2", FailingLexical())
+    assert generation is not None
+    stores = open_stores(settings, embedder.name, embedder.dimension, generation)
+    try:
+        left = stores.vectors.chunk_ids("leave_policy@1") - published
+        assert left  # the failed rewrite's new rows
+        stores.close()
+        path.write_text(original, encoding="utf-8")
+        run("r3", InProcess())
+        stores = open_stores(settings, embedder.name, embedder.dimension, generation)
+        with ManifestStore(settings.manifest) as manifest:
+            record = manifest.get("leave_policy", "1")
+            assert record is not None and record.state == State.READY
+            now = set(manifest.published("leave_policy", "1"))
+        assert now == published
+        assert stores.vectors.chunk_ids("leave_policy@1") <= now
+        assert stores.lexical.chunk_ids("leave_policy@1") == now
+        assert stores.graph.chunk_ids("leave_policy@1") == now
     finally:
         stores.close()
 

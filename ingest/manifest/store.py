@@ -320,12 +320,18 @@ class ManifestStore:
 
     def begin(self, meta: DocumentMeta, run_id: str, chunker_version: str, model: str,
               *, source_root: str | None = None, parser_version: str | None = None,
-              parse_report: dict[str, Any] | None = None) -> None:
-        """Enter CREATED for a version about to be (re)written: new, changed, failed or resumed."""
+              parse_report: dict[str, Any] | None = None) -> frozenset[str] | None:
+        """Enter CREATED for a version about to be (re)written: new, changed, failed or resumed.
+
+        Returns the chunk ids the stores hold of the version when the manifest knows them, so
+        a writer need not ask the stores: none for a new version, its published chunk records
+        for one that is READY with no failed attempt since. None when an attempt was cut short
+        or failed: rows it wrote are recorded nowhere but in the stores."""
         now = _now()
         with self._tx(meta.doc_id) as db:
             if self._tombstoned(db, meta.doc_id, meta.version_id):
                 raise TransitionError(f"{version_key(meta.doc_id, meta.version_id)} is tombstoned")
+            stored = self._stored_ids(db, meta.doc_id, meta.version_id)
             db.execute(
                 """INSERT INTO documents (generation, doc_id, version_id, state, reason, title,
                        source_path, source_root, source_uri, file_hash, tenant_id, acl,
@@ -359,6 +365,24 @@ class ManifestStore:
                 ),
             )
             self._log(db, meta.doc_id, meta.version_id, State.CREATED, None, run_id, now)
+        return stored
+
+    def _stored_ids(self, db: Connection, doc_id: str, version_id: str) -> frozenset[str] | None:
+        """`begin`'s answer, read before the version leaves its state. A READY version with a
+        reason kept its content through a failed rewrite, which may have left rows."""
+        row = db.execute(
+            "SELECT state, reason FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
+            (self._gen, doc_id, version_id),
+        ).fetchone()
+        if row is None:
+            return frozenset()
+        if row[0] != State.READY or row[1] is not None:
+            return None
+        rows = db.execute(
+            "SELECT chunk_id FROM chunks WHERE generation=? AND doc_id=? AND version_id=?",
+            (self._gen, doc_id, version_id),
+        )
+        return frozenset(r[0] for r in rows)
 
     def advance(self, doc_id: str, version_id: str, to: State, run_id: str) -> None:
         """Move one step along CREATED→…→NEO4J_READY; any other step is refused."""

@@ -70,6 +70,9 @@ class Planned:
     job: VersionJob
     diff: ChunkDiff
     triples: list[Triple] = field(default_factory=list)
+    # Set once the manifest has begun the version: the chunk ids the stores hold of it, when
+    # the manifest knows them (ManifestStore.begin); None: the writers ask the stores.
+    stored: frozenset[str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
