@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Real production engines on this machine, for tests: Elasticsearch 8, Neo4j 5, Milvus (the
-# Milvus Lite gRPC server) and PostgreSQL (the manifest). They come from Maven Central, PyPI and,
+# Real production engines on this machine, for tests: Elasticsearch 8, Neo4j 5, Milvus 2.3
+# (standalone) and PostgreSQL (the manifest). They come from Maven Central, PyPI and,
 # for PostgreSQL, Debian's package (installed with apt-get when missing), nothing else.
 #
 #   deploy/local/engines.sh start    # idempotent; returns once all four answer, or fails
@@ -213,14 +213,20 @@ milvus_healthy() {
 MilvusClient(uri=sys.argv[1], timeout=5).list_collections()' "$MILVUS_URI"
 }
 
+# Milvus 2.3 standalone (C++, HNSW), from PyPI's `milvus` wheel: its `milvus-server` launcher
+# unpacks the binary into the data dir and runs it with an embedded etcd. The Milvus Lite server
+# that this script ran before read every row in Python on each search (bench/RESULTS.md
+# "Scale"); one left running by it on a warm machine is stopped first, as it holds the port.
+# The proxy's time tick (200 ms by default) paces how soon a strong read sees a write.
 milvus_start() {
-  local dir=$RUN_DIR/milvus
+  local dir=$RUN_DIR/milvus-standalone server
+  stop_one "Milvus Lite server" "$RUN_DIR/milvus/pid"
   if live_pid "$dir/pid" >/dev/null; then return; fi
-  [[ -x $PYTHON ]] || die "no Python at $PYTHON: run 'make install' or set KBFLOW_PYTHON"
-  mkdir -p "$dir/data"
-  setsid nohup "$PYTHON" -m milvus_lite server --data-dir "$dir/data" \
-    --host "$(host_of "$MILVUS_URI")" --port "$(port_of "$MILVUS_URI")" \
-    >"$dir/milvus.log" 2>&1 </dev/null &
+  server=$(dirname "$PYTHON")/milvus-server
+  [[ -x $server ]] || die "no $server: run 'make install' (the dev extra installs it)"
+  mkdir -p "$dir"
+  PROXY_TIMETICKINTERVAL=20 setsid nohup "$server" --data "$dir/data" \
+    --proxy-port "$(port_of "$MILVUS_URI")" >"$dir/milvus.log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
 }
 
@@ -294,22 +300,27 @@ start() {
   log "Elasticsearch healthy after $((SECONDS - began))s"
   wait_until "$RUN_DIR/neo4j/pid" Neo4j "$RUN_DIR/neo4j/neo4j.log" neo4j_healthy
   log "Neo4j healthy after $((SECONDS - began))s"
-  wait_until "$RUN_DIR/milvus/pid" Milvus "$RUN_DIR/milvus/milvus.log" milvus_healthy
+  wait_until "$RUN_DIR/milvus-standalone/pid" Milvus "$RUN_DIR/milvus-standalone/milvus.log" \
+    milvus_healthy
   wait_until "$RUN_DIR/postgres/pid" PostgreSQL "$RUN_DIR/postgres/postgres.log" pg_healthy
   log "all engines healthy after $((SECONDS - began))s: $ES_URL $NEO4J_URI $MILVUS_URI $PG_URL"
 }
 
+# Stops the engine whose pid file is $2; with a third argument "group", its whole process group
+# (a launcher and the server it started).
 stop_one() {
-  local name=$1 pidfile=$2 pid
+  local name=$1 pidfile=$2 pid target
   if ! pid=$(live_pid "$pidfile"); then
     rm -f "$pidfile"
     return
   fi
-  kill -TERM "$pid"
-  for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-  if kill -0 "$pid" 2>/dev/null; then
+  target=$pid
+  [[ ${3:-} == group ]] && target=-$pid
+  kill -TERM -- "$target"
+  for _ in $(seq 60); do kill -0 -- "$target" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 -- "$target" 2>/dev/null; then
     log "$name (pid $pid) ignored SIGTERM for 30s: killing it"
-    kill -KILL "$pid"
+    kill -KILL -- "$target"
   fi
   rm -f "$pidfile"
   log "$name stopped"
@@ -318,7 +329,7 @@ stop_one() {
 stop() {
   stop_one Elasticsearch "$RUN_DIR/elasticsearch/pid"
   stop_one Neo4j "$RUN_DIR/neo4j/pid"
-  stop_one Milvus "$RUN_DIR/milvus/pid"
+  stop_one Milvus "$RUN_DIR/milvus-standalone/pid" group
   stop_one PostgreSQL "$RUN_DIR/postgres/pid"
 }
 
@@ -338,7 +349,7 @@ status_one() {
 status() {
   status_one elasticsearch "$RUN_DIR/elasticsearch/pid" "$ES_URL" es_healthy
   status_one neo4j "$RUN_DIR/neo4j/pid" "$NEO4J_URI" neo4j_healthy
-  status_one milvus "$RUN_DIR/milvus/pid" "$MILVUS_URI" milvus_healthy
+  status_one milvus "$RUN_DIR/milvus-standalone/pid" "$MILVUS_URI" milvus_healthy
   status_one postgres "$RUN_DIR/postgres/pid" "$PG_URL" pg_healthy
 }
 

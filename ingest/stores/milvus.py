@@ -1,7 +1,8 @@
 """Vectors in Milvus: Milvus Lite from a file path by default, a server from an http(s) URI.
 
-The same pymilvus code serves both. The collection records the embedding model and dimension
-it was built with; opening it with another model is refused instead of mixing vector spaces.
+The same pymilvus code serves both; the reads a writer relies on are strong (see `_visible`).
+The collection records the embedding model and dimension it was built with; opening it with
+another model is refused instead of mixing vector spaces.
 """
 
 from __future__ import annotations
@@ -67,9 +68,13 @@ class MilvusVectorStore:
             )
         self._client.load_collection(self._name)  # a reopened Milvus Lite file comes back unloaded
         recorded, fields = self._recorded_model()
-        # A collection built before `acl_key` existed keeps the (slower) array filter until
-        # a full rebuild creates the next generation's collection.
         self._has_acl_key = "acl_key" in fields
+        # Milvus Lite 3 (pure Python) has no index for ARRAY fields: it filters groups by
+        # `acl_key`. Milvus proper evaluates `array_contains_any` natively, and before 2.4 it
+        # reads only prefix patterns in `like`. A Lite collection built before `acl_key`
+        # existed keeps the array filter until a full rebuild creates the next generation.
+        self._lite = self._client.get_server_version().startswith("milvus_lite")
+        self._groups_by_key = self._lite and self._has_acl_key
         if recorded != (model, dimension):
             raise EmbeddingMismatchError(
                 f"collection {self._name} holds {recorded[0]} vectors (dim {recorded[1]}), "
@@ -137,11 +142,23 @@ class MilvusVectorStore:
         for start in range(0, len(rows), _BATCH):
             self._client.upsert(self._name, rows[start : start + _BATCH])
         self._written = self._written or bool(rows)
+        self._visible(bool(rows))
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
         ids = list(chunk_ids)
         for start in range(0, len(ids), _BATCH):
             self._client.delete(self._name, ids=ids[start : start + _BATCH])
+        self._visible(bool(ids))
+
+    def _visible(self, wrote: bool) -> None:
+        """Return once every reader sees the writes, as the state machine's MILVUS_READY says.
+        Milvus Lite applies a write before answering it. Milvus proper answers searches at a
+        bounded staleness (up to 5 s) unless a read asks to be strong, which waits for the
+        server's time tick: one strong read here lets every later search keep the fast
+        default (a strong search took 200 ms against 8 ms at 100,000 rows)."""
+        if wrote and not self._lite:
+            self._client.query(self._name, filter='chunk_id == ""', output_fields=["chunk_id"],
+                               limit=1, consistency_level="Strong")
 
     def search(self, vector: Sequence[float], flt: SearchFilter, k: int,
                min_coverage: float) -> list[Hit]:
@@ -149,7 +166,7 @@ class MilvusVectorStore:
             return []
         day = day_number(flt.as_of, OPEN_END)
         hidden = f" and version_key not in {_quoted(flt.hidden_keys)}" if flt.hidden_keys else ""
-        groups = (_groups_filter(flt.groups) if self._has_acl_key
+        groups = (_groups_filter(flt.groups) if self._groups_by_key
                   else f"array_contains_any(acl, {_quoted(flt.groups)})")
         expr = (
             f"tenant_id == {_quoted([flt.tenant_id])[1:-1]} and {groups}"
@@ -168,7 +185,7 @@ class MilvusVectorStore:
     def chunk_ids(self, version_key: str) -> set[str]:
         rows = self._client.query(
             self._name, filter=f"version_key == {_quoted([version_key])[1:-1]}",
-            output_fields=["chunk_id"],
+            output_fields=["chunk_id"], consistency_level="Strong",
         )
         return {r["chunk_id"] for r in rows}
 
@@ -181,12 +198,13 @@ class MilvusVectorStore:
             rows = self._client.query(
                 self._name,
                 filter=f"version_key in {_quoted(keys[start : start + _KEYS_PER_QUERY])}",
-                output_fields=["chunk_id", "version_key"],
+                output_fields=["chunk_id", "version_key"], consistency_level="Strong",
             )
             for r in rows:
                 found[r["version_key"]].add(r["chunk_id"])
         return found
 
     def count(self) -> int:
-        rows = self._client.query(self._name, filter="", output_fields=["count(*)"])
+        rows = self._client.query(self._name, filter="", output_fields=["count(*)"],
+                                  consistency_level="Strong")
         return int(rows[0]["count(*)"])
