@@ -168,24 +168,28 @@ def test_rows_a_failed_rewrite_left_are_removed_by_the_next_run(
                     encoding="utf-8")
     run("r2", FailingLexical())
     assert generation is not None
-    stores = open_stores(settings, embedder.name, embedder.dimension, generation)
-    try:
-        left = stores.vectors.chunk_ids("leave_policy@1") - published
-        assert left  # the failed rewrite's new rows
-        stores.close()
-        path.write_text(original, encoding="utf-8")
-        run("r3", InProcess())
+
+    def stored() -> dict[str, set[str]]:
         stores = open_stores(settings, embedder.name, embedder.dimension, generation)
-        with ManifestStore(settings.manifest) as manifest:
-            record = manifest.get("leave_policy", "1")
-            assert record is not None and record.state == State.READY
-            now = set(manifest.published("leave_policy", "1"))
-        assert now == published
-        assert stores.vectors.chunk_ids("leave_policy@1") <= now
-        assert stores.lexical.chunk_ids("leave_policy@1") == now
-        assert stores.graph.chunk_ids("leave_policy@1") == now
-    finally:
-        stores.close()
+        try:
+            return {"vectors": stores.vectors.chunk_ids("leave_policy@1"),
+                    "lexical": stores.lexical.chunk_ids("leave_policy@1"),
+                    "graph": stores.graph.chunk_ids("leave_policy@1")}
+        finally:
+            stores.close()
+
+    assert stored()["vectors"] - published  # the failed rewrite's new rows
+    path.write_text(original, encoding="utf-8")
+    run("r3", InProcess())
+    with ManifestStore(settings.manifest) as manifest:
+        record = manifest.get("leave_policy", "1")
+        assert record is not None and record.state == State.READY
+        now = set(manifest.published("leave_policy", "1"))
+    assert now == published
+    rows = stored()
+    assert rows["vectors"] <= now
+    assert rows["lexical"] == now
+    assert rows["graph"] == now
 
 
 def test_failures_are_typed_and_the_parse_error_rate_counts_the_parse_stage(
