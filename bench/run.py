@@ -121,7 +121,7 @@ def report(docs: int, small: int, r: dict[str, Any], lines_machine: list[str]) -
         f"10–20 `第X条` clauses each, seed 7), text only; embedding model: {enc['model']} "
         "(BAAI bge-small-zh-v1.5, int8 ONNX, installed by `kbflow fetch-model`) through "
         f"onnxruntime on the CPU, batches of {enc['batch_size']}, for kbflow, the raw yardstick "
-        "and LlamaIndex alike; embedded stores (Milvus Lite, SQLite FTS5, LadybugDB); a local "
+        "and LlamaIndex alike; embedded stores (SQLite vectors, SQLite FTS5, LadybugDB); a local "
         "Prefect server.", "",
         "## Machine", "", *lines_machine, "",
         "## Results", "",

@@ -19,7 +19,7 @@ the same local Prefect server. Every error is counted and its first message kept
 Throughput: N one-clause Markdown notices ingested cold by one `kbflow ingest --json`
 subprocess on the embedded profile; documents/s over the whole process and the run's stage
 seconds. `--profile-vectors` adds an in-process run over the same notices that times each
-MilvusVectorStore call (chunk_ids, upsert, delete) to show where the vectors stage goes.
+embedded vector-store call (chunk_ids, upsert, delete) to show where the vectors stage goes.
 
 Results: one JSON file per run under --work, and a row block in the "Scale" section of --out.
 """
@@ -435,10 +435,10 @@ def run_throughput(args: argparse.Namespace) -> dict[str, Any]:
 
 def profile_vectors(work: Path, notices: Path) -> dict[str, Any]:
     """The same notices ingested in this process (embeddings come from the first run's vector
-    cache), with every MilvusVectorStore call timed: where the vectors stage goes."""
+    cache), with every embedded vector-store call timed: where the vectors stage goes."""
     from flows.ingest import ingest_flow
     from flows.quiet import quiet
-    from ingest.stores.milvus import MilvusVectorStore
+    from ingest.stores.sqlite_vectors import SqliteVectorStore
 
     quiet()
     data = work / "data-profiled"
@@ -447,7 +447,7 @@ def profile_vectors(work: Path, notices: Path) -> dict[str, Any]:
     calls: dict[str, list[float]] = {}
     originals = {}
     for name in ("chunk_ids", "chunk_ids_of", "upsert", "delete"):
-        original = getattr(MilvusVectorStore, name, None)
+        original = getattr(SqliteVectorStore, name, None)
         if original is None:
             continue
         originals[name] = original
@@ -459,14 +459,14 @@ def profile_vectors(work: Path, notices: Path) -> dict[str, Any]:
             finally:
                 calls.setdefault(_name, []).append(time.perf_counter() - started)
 
-        setattr(MilvusVectorStore, name, timed)
+        setattr(SqliteVectorStore, name, timed)
     try:
         started = time.perf_counter()
         summary = ingest_flow(str(notices), str(data))
         wall = time.perf_counter() - started
     finally:
         for name, original in originals.items():
-            setattr(MilvusVectorStore, name, original)
+            setattr(SqliteVectorStore, name, original)
     return {"flow_seconds": round(wall, 1),
             "stages": {k: round(v, 1) for k, v in summary.seconds.items()},
             "calls": {k: {"n": len(v), "seconds": round(sum(v), 2)} for k, v in calls.items()}}
@@ -535,7 +535,7 @@ def report(work: Path) -> str:
                 timed = ", ".join(f"{k} ×{v['n']} {v['seconds']} s"
                                   for k, v in calls["calls"].items())
                 lines.append(f"\n- {r['label']}: in-process re-run (embeddings cached): vectors "
-                             f"stage {calls['stages'].get('vectors')} s; MilvusVectorStore "
+                             f"stage {calls['stages'].get('vectors')} s; vector-store "
                              f"calls: {timed}")
     return "\n".join(lines) + "\n"
 
@@ -550,7 +550,8 @@ def main() -> None:
     parser.add_argument("--throughput", type=int, default=0,
                         help="instead of sizes: ingest this many one-clause notices cold")
     parser.add_argument("--profile-vectors", action="store_true",
-                        help="with --throughput: time each Milvus call of a second, in-process run")
+                        help="with --throughput: time each vector-store call of a second, "
+                        "in-process run")
     parser.add_argument("--label", default="run", help="e.g. before/after: names the JSON file")
     parser.add_argument("--work", default="/tmp/kbflow-scale")
     parser.add_argument("--keep", action="store_true", help="servers: keep the namespace's data")

@@ -1,8 +1,7 @@
 """Keep CLI output to what the user asked for.
 
 Prefect's temporary local API logs its own start, stop and telemetry attempts, and under load
-"database is locked" retries and teardown tracebacks; the in-process Milvus Lite server logs a
-traceback for a gRPC method pymilvus probes but it does not implement; transformers draws a
+"database is locked" retries and teardown tracebacks; transformers draws a
 weight-loading bar. None of it is about the user's documents. Settings already present in the
 environment win, so `PREFECT_LOGGING_LEVEL=INFO kbflow ingest …` shows Prefect's task logs again.
 
@@ -25,7 +24,7 @@ QUIET_ENVIRONMENT = {
     "TOKENIZERS_PARALLELISM": "false",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300",
 }
-NOISY_LOGGERS = ("grpc._server", "uvicorn.error", "uvicorn", "aiosqlite", "sqlalchemy")
+NOISY_LOGGERS = ("uvicorn.error", "uvicorn", "aiosqlite", "sqlalchemy")
 
 
 def quiet() -> None:

@@ -14,7 +14,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path("data")
     profile: Literal["embedded", "servers"] = Field(
-        "embedded", description="embedded: Milvus Lite, SQLite FTS5 and LadybugDB files in the "
+        "embedded", description="embedded: SQLite vectors, SQLite FTS5 and LadybugDB files in the "
         "data directory; servers: Milvus, Elasticsearch and Neo4j at the URLs below"
     )
     namespace: str = Field("kbflow", description="prefix of collection, index and graph "
@@ -30,10 +30,6 @@ class Settings(BaseSettings):
     neo4j_password: str = ""
     manifest_url: str = Field("", description="postgresql://user:password@host/db for a manifest "
                               "shared by workers on many hosts; empty: data_dir/manifest.db")
-    milvus_idle_seconds: float = Field(
-        120, description="embedded profile: the shared Milvus Lite server of a data directory "
-        "exits after no kbflow process has used it for this long"
-    )
     embedding_model: str = Field(
         "bge-small-zh-v1.5-q",
         description="bge-small-zh-v1.5-q (ONNX, int8: as good on the eval, 4x faster) or "
@@ -113,8 +109,8 @@ class Settings(BaseSettings):
         return self.manifest_url or str(self.data_dir / "manifest.db")
 
     @property
-    def milvus_path(self) -> Path:
-        return self.data_dir / "milvus.db"
+    def vectors_path(self) -> Path:
+        return self.data_dir / "vectors.db"
 
     @property
     def lexical_path(self) -> Path:

@@ -133,8 +133,7 @@ def test_killed_with_the_manifest_on_postgres_then_resumed_converges(
     transaction is rolled back by the server, and the resumed run converges as on SQLite."""
     monkeypatch.setenv("KBFLOW_MANIFEST_URL", postgres_database)  # also for the child processes
     settings = fresh_data(tmp_path, "data", reference["template"])
-    # The original corpus, ingested in another process: Milvus Lite lets one process open a
-    # data directory, and the crashing run must open this one.
+    # The original corpus, ingested in another process, as a user's earlier run would have.
     from prefect.settings import get_current_settings
 
     subprocess.run([str(Path(sys.executable).parent / "kbflow"), "--data-dir",

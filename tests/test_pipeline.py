@@ -1,6 +1,6 @@
 """ingest/pipeline without an orchestrator: a document version driven through its phases
-(prepared → parsed → chunked → planned → written) into the embedded stores (Milvus Lite, SQLite
-FTS5, LadybugDB) with the real embedding model, and a whole run with typed failures."""
+(prepared → parsed → chunked → planned → written) into the embedded stores (SQLite vectors,
+SQLite FTS5, LadybugDB) with the real embedding model, and a whole run with typed failures."""
 
 from __future__ import annotations
 

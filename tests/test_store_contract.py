@@ -16,6 +16,7 @@ import pytest
 
 from ingest.embed import Embedding
 from ingest.models import Chunk, ChunkKind, SearchFilter, Triple, version_key
+from ingest.stores.protocols import VectorStore
 
 DIM = 8
 
@@ -93,16 +94,19 @@ def milvus_uri() -> str:
                           lambda: MilvusClient(uri=MILVUS_URI, timeout=10).list_collections())
 
 
-@pytest.fixture(params=["milvus-lite", "milvus-grpc"])
+@pytest.fixture(params=["sqlite", "milvus-lite", "milvus-grpc"])
 def open_vector_store(request: pytest.FixtureRequest, tmp_path: Path):
     """Opens a store of the parametrized implementation: open(dimension, model)."""
     from ingest.stores.milvus import MilvusVectorStore
+    from ingest.stores.sqlite_vectors import SqliteVectorStore
 
     opened = []
     collection = unique_name()
 
-    def open_(dimension: int = DIM, model: str = "test-model") -> MilvusVectorStore:
-        if request.param == "milvus-lite":
+    def open_(dimension: int = DIM, model: str = "test-model") -> VectorStore:
+        if request.param == "sqlite":
+            store = SqliteVectorStore(tmp_path / "vectors.db", dimension, model)
+        elif request.param == "milvus-lite":
             store = MilvusVectorStore(str(tmp_path / "milvus.db"), dimension, model)
         else:
             store = MilvusVectorStore(request.getfixturevalue("milvus_uri"), dimension, model,
@@ -251,8 +255,41 @@ def test_vector_dense_search_over_chinese_text(open_vector_store, embedder) -> N
         assert hits[0].chunk_id == chunks[expected].chunk_id, question
 
 
+def test_vector_reader_sees_what_another_writer_changes(open_vector_store) -> None:
+    """A long-lived reader (a warm `kbflow serve`) sees rows another writer adds, rewrites in
+    place and deletes after the reader's first search: each row once, with its newest vector."""
+    writer, reader = open_vector_store(), open_vector_store()
+    first, second = make_chunk(1), make_chunk(2)
+
+    def found() -> list[str]:
+        return [h.chunk_id for h in reader.search(vector(1).values, flt(), 5, -1.0)]
+
+    writer.upsert([first], {first.chunk_id: vector(1)})
+    assert found() == [first.chunk_id]
+    writer.upsert([first, second], {first.chunk_id: vector(2), second.chunk_id: vector(1)})
+    assert found() == [second.chunk_id, first.chunk_id]
+    writer.delete([second.chunk_id])
+    assert found() == [first.chunk_id]
+
+
+def test_vector_search_stays_right_after_most_rows_are_replaced(open_vector_store) -> None:
+    """Rows rewritten many times over (a corpus re-ingested daily) are found once each, with
+    the nearest first, by a reader that searched before and between the rewrites."""
+    writer, reader = open_vector_store(), open_vector_store()
+    chunks = [make_chunk(n) for n in range(1, 1201)]
+    for round_ in range(3):
+        writer.upsert(chunks, {c.chunk_id: vector(n + round_) for n, c in enumerate(chunks)})
+        hits = reader.search(vector(round_).values, flt(), 400, -1.0)
+        nearest = {c.chunk_id for n, c in enumerate(chunks) if n % DIM == 0}
+        assert {h.chunk_id for h in hits[: len(nearest)]} == nearest
+        assert len({h.chunk_id for h in hits}) == len(hits) == 400
+        writer.delete([c.chunk_id for c in chunks[::2]])
+        assert all(int(h.chunk_id.rsplit("-", 1)[1]) % 2 == 0
+                   for h in reader.search(vector(round_).values, flt(), 400, -1.0))
+
+
 def test_vector_store_refuses_another_model(open_vector_store) -> None:
-    from ingest.stores.milvus import EmbeddingMismatchError
+    from ingest.stores.protocols import EmbeddingMismatchError
 
     open_vector_store(DIM, "model-a").close()
     with pytest.raises(EmbeddingMismatchError, match="model-a"):
@@ -304,6 +341,33 @@ def test_lexical_filters_apply_inside_the_query(lexical_store) -> None:
         rows["visible"].chunk_id, rows["unpublished"].chunk_id
     }
     assert lexical_store.search("打车", flt(hidden_keys=["policy@1", "policy@2"]), 10) == []
+
+
+def test_lexical_finds_the_visible_rows_behind_many_better_hidden_ones(lexical_store) -> None:
+    """More rows than one ranking pass reads outscore or tie every row the reader may see
+    (another tenant's, an unpublished version's): the hits are still the best visible rows,
+    ties by chunk id, as if the filter ran first."""
+    text = "差旅 报销 标准"
+    better = [make_chunk(n, tenant="t2", text=f"{text} 差旅 报销") for n in range(1, 151)]
+    better += [make_chunk(n, version="2", text=f"{text} 差旅 报销") for n in range(1, 151)]
+    ties = [make_chunk(n, doc="z", tenant="t2", text=text) for n in range(1, 151)]
+    visible = [make_chunk(n, doc="z", version="3", text=text) for n in (5, 3, 9)]
+    lexical_store.upsert([*better, *ties, *visible])
+    hits = lexical_store.search("差旅报销", flt(), 2)
+    assert [h.chunk_id for h in hits] == ["z-3-3", "z-3-5"]
+
+
+def test_lexical_ties_at_the_edge_of_a_ranking_pass_keep_chunk_id_order(lexical_store) -> None:
+    """Equal scores on both sides of what one ranking pass reads: the visible hits are the
+    smallest chunk ids, wherever the engine put them among the ties."""
+    text = "差旅 报销 标准"
+    first = [make_chunk(n, doc="z", version="3", text=text) for n in (9, 5)]
+    hidden = [make_chunk(n, doc="z", tenant="t2", text=text) for n in range(1, 151)]
+    last = [make_chunk(3, doc="z", version="3", text=text)]
+    for rows in (first, hidden, last):
+        lexical_store.upsert(rows)
+    hits = lexical_store.search("差旅报销", flt(), 2)
+    assert [h.chunk_id for h in hits] == ["z-3-3", "z-3-5"]
 
 
 def test_lexical_group_names_are_matched_whole(lexical_store) -> None:

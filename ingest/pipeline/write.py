@@ -39,8 +39,9 @@ def _stale(group: Sequence[Planned], stored: Callable[[list[str]], Mapping[str, 
            keep: Callable[[Planned], set[str]]) -> set[str]:
     """Each version's rows that are not in its new chunk set. The ids the manifest knows are
     taken from it; the store is asked only about versions whose last attempt was cut short or
-    failed (Milvus Lite reads every row for a `version_key` query: 1.3 s of a one-file
-    incremental run at 100,000 versions, bench/scale.py)."""
+    failed (Milvus Lite read every row for a `version_key` query: 1.3 s of a one-file
+    incremental run at 100,000 versions, bench/scale.py; Milvus proper still pays a strong
+    read per call)."""
     unknown = [p.version_key for p in group if p.stored is None]
     found = stored(unknown) if unknown else {}
     stale: set[str] = set()

@@ -1,10 +1,10 @@
 """Stores behind three protocols (vector, lexical, graph); `open_stores` opens one generation
 of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers.
 
-Embedded, readers never wait for writers: vectors go through the data directory's shared Milvus
-Lite server (ingest/stores/lite_server.py), SQLite runs in WAL mode, and the LadybugDB graph,
-which admits one read-write process per file, is held only while written (SharedGraph). Store
-modules are imported when a profile needs them, so a search loads no client it does not use.
+Embedded, readers never wait for writers: vectors and BM25 are SQLite files in WAL mode, and the
+LadybugDB graph, which admits one read-write process per file, is held only while written
+(SharedGraph). Store modules are imported when a profile needs them, so a search loads no client
+it does not use.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ingest.config import Settings
@@ -27,11 +27,9 @@ class Stores:
     vectors: VectorStore
     lexical: LexicalStore
     graph: GraphStore
-    # Closed after the stores: e.g. the hold on the shared Milvus Lite server.
-    holds: list[Any] = field(default_factory=list)
 
     def close(self) -> None:
-        for store in (self.vectors, self.lexical, self.graph, *self.holds):
+        for store in (self.vectors, self.lexical, self.graph):
             store.close()
 
     def activate(self) -> None:
@@ -126,24 +124,19 @@ def _open_servers(settings: Settings, model: str, dimension: int, generation: st
 
 
 def _open_embedded(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
-    """Milvus Lite (through the data directory's shared server), SQLite FTS5 and LadybugDB
-    files under the data directory."""
-    from ingest.stores.lite_server import lease
-    from ingest.stores.milvus import MilvusVectorStore
+    """SQLite vectors, SQLite FTS5 and LadybugDB files under the data directory."""
     from ingest.stores.sqlite_lexical import SqliteLexicalStore
+    from ingest.stores.sqlite_vectors import SqliteVectorStore
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    hold = lease(settings.milvus_path, settings.milvus_idle_seconds)
-    try:
-        vectors = MilvusVectorStore(hold.uri, dimension, model, generation)
-    except BaseException:
-        hold.close()
-        raise
+    if (settings.data_dir / "milvus.db").exists() and not settings.vectors_path.exists():
+        log.warning("%s holds Milvus Lite vectors, which kbflow no longer reads: run a full "
+                    "rebuild once (vectors come from the embedding cache)",
+                    settings.data_dir / "milvus.db")
+    vectors = SqliteVectorStore(settings.vectors_path, dimension, model, generation)
     return Stores(
         vectors=vectors,
         lexical=SqliteLexicalStore(settings.lexical_path, generation),
         graph=SharedGraph(lambda: open_graph(settings, generation)),
-        holds=[hold],
     )
 
 

@@ -1,4 +1,4 @@
-"""Vectors in Milvus: Milvus Lite from a file path by default, a server from an http(s) URI.
+"""Vectors in Milvus: a server from an http(s) URI, or Milvus Lite from a file path.
 
 The same pymilvus code serves both; the reads a writer relies on are strong (see `_visible`).
 The collection records the embedding model and dimension it was built with; opening it with
@@ -13,6 +13,7 @@ from pymilvus import DataType, MilvusClient, MilvusException
 
 from ingest.embed import Embedding
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
+from ingest.stores.protocols import EmbeddingMismatchError
 
 _BATCH = 500
 _KEYS_PER_QUERY = 200  # version keys per stale-row look-up
@@ -28,10 +29,6 @@ _GRPC_OPTIONS = {"grpc.keepalive_permit_without_calls": 0, "grpc.keepalive_time_
 # The escapes Milvus' expression parser knows; it takes every other character, control
 # characters included, as it stands inside a literal (checked on Milvus Lite and the server).
 _ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
-
-
-class EmbeddingMismatchError(RuntimeError):
-    """The collection was built with another embedding model or dimension."""
 
 
 def acl_key(groups: Sequence[str]) -> str:

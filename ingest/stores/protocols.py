@@ -23,6 +23,10 @@ from ingest.models import Chunk, GraphNode, GraphPath, Hit, SearchFilter, Triple
 from ingest.stores.graph_paths import Direction
 
 
+class EmbeddingMismatchError(RuntimeError):
+    """The vectors were written with another embedding model or dimension."""
+
+
 @runtime_checkable
 class VectorStore(Protocol):
     def upsert(self, chunks: Sequence[Chunk], vectors: Mapping[str, Embedding]) -> None: ...
