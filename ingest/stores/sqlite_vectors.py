@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -203,7 +204,7 @@ class SqliteVectorStore:
             if self._n - int(self._meta["alive"][: self._n].sum()) > max(1024, self._n // 2):
                 self._compact()
 
-    def _append(self, rows: list[tuple]) -> None:
+    def _append(self, rows: list[tuple[Any, ...]]) -> None:
         start, end = self._n, self._n + len(rows)
         ids, chunk_ids, versions, tenants, acls, eff_from, eff_to, coverage, blobs = zip(
             *rows, strict=True)
