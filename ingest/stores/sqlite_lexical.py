@@ -10,25 +10,22 @@ jieba tokens joined by spaces.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
+from ingest.stores.sqlite_file import connect, point_alias, writing
 from ingest.stores.tokens import query_tokens, tokens
 
 
 class SqliteLexicalStore:
     def __init__(self, path: Path, generation: str = "g1", alias: str = "kbflow_chunks") -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path)
         self._alias = alias
         self._generation = generation
         self._t = table = f"{alias}_{generation}"
         self._db.executescript(
-            f"""CREATE TABLE IF NOT EXISTS kbflow_aliases (name TEXT PRIMARY KEY, target TEXT);
-                CREATE TABLE IF NOT EXISTS {table} (
+            f"""CREATE TABLE IF NOT EXISTS {table} (
                     rowid INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
                     version_key TEXT NOT NULL, doc_id TEXT NOT NULL, tenant_id TEXT NOT NULL,
                     acl TEXT NOT NULL, eff_from INTEGER NOT NULL, eff_to INTEGER NOT NULL,
@@ -41,10 +38,7 @@ class SqliteLexicalStore:
         self._db.close()
 
     def activate(self) -> None:
-        """Record which generation's tables the alias names (readers of this file follow it)."""
-        self._db.execute(
-            "INSERT OR REPLACE INTO kbflow_aliases VALUES (?, ?)", (self._alias, self._t)
-        )
+        point_alias(self._db, self._alias, self._t)
 
     def drop(self) -> None:
         self._db.executescript(
@@ -53,8 +47,7 @@ class SqliteLexicalStore:
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         """Replace rows by chunk_id in one transaction (parents too: they widen a hit)."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with writing(self._db):
             self._delete(c.chunk_id for c in chunks)
             for c in chunks:
                 cur = self._db.execute(
@@ -68,15 +61,10 @@ class SqliteLexicalStore:
                     f"INSERT INTO {self._t}_fts (rowid, tokens) VALUES (?, ?)",
                     (cur.lastrowid, " ".join(tokens(c.embed_text))),
                 )
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-        self._delete(chunk_ids)
-        self._db.execute("COMMIT")
+        with writing(self._db):
+            self._delete(chunk_ids)
 
     def _delete(self, chunk_ids: Iterable[str]) -> None:
         for chunk_id in chunk_ids:

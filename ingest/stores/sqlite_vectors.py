@@ -13,9 +13,7 @@ the query contract's filters as numpy masks; it is exact, so no index can miss a
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ import numpy as np
 from ingest.embed import Embedding
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
 from ingest.stores.protocols import EmbeddingMismatchError
+from ingest.stores.sqlite_file import connect, point_alias, writing
 
 _META = np.dtype([("alive", "?"), ("tenant", "i4"), ("version", "i4"), ("eff_from", "i8"),
                   ("eff_to", "i8"), ("coverage", "f4")])
@@ -48,15 +47,12 @@ def _grown(array: np.ndarray, need: int) -> np.ndarray:
 class SqliteVectorStore:
     def __init__(self, path: Path, dimension: int, model: str, generation: str = "g1",
                  alias: str = "kbflow_chunks") -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path)
         self._dimension = dimension
         self._alias = alias
         self._t = table = f"{alias}_{generation}"
-        with self._write():  # one transaction: the model recorded is the one the table was made for
+        with writing(self._db):  # the model recorded is the one the table was made for
             for statement in (
-                "CREATE TABLE IF NOT EXISTS kbflow_aliases (name TEXT PRIMARY KEY, target TEXT)",
                 """CREATE TABLE IF NOT EXISTS kbflow_models (
                     name TEXT PRIMARY KEY, model TEXT NOT NULL, dimension INTEGER NOT NULL)""",
                 f"""CREATE TABLE IF NOT EXISTS {table} (
@@ -97,26 +93,14 @@ class SqliteVectorStore:
         self._pair_group = np.zeros(0, np.int32)
         self._tenants, self._versions, self._groups = _Codes(), _Codes(), _Codes()
 
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
     def close(self) -> None:
         self._db.close()
 
     def activate(self) -> None:
-        """Record which generation's table the alias names (readers of this file follow it)."""
-        self._db.execute("INSERT OR REPLACE INTO kbflow_aliases VALUES (?, ?)",
-                         (self._alias, self._t))
+        point_alias(self._db, self._alias, self._t)
 
     def drop(self) -> None:
-        with self._write():
+        with writing(self._db):
             self._db.execute(f"DROP TABLE IF EXISTS {self._t}")
             self._db.execute(f"DROP TABLE IF EXISTS {self._t}_removed")
             self._db.execute("DELETE FROM kbflow_models WHERE name=?", (self._t,))
@@ -130,7 +114,7 @@ class SqliteVectorStore:
              vectors[c.chunk_id].coverage, self._unit(vectors[c.chunk_id].values).tobytes())
             for c in chunks
         ]
-        with self._write():
+        with writing(self._db):
             self._db.executemany(f"DELETE FROM {self._t} WHERE chunk_id=?",
                                  [(r[0],) for r in rows])
             self._db.executemany(
@@ -138,7 +122,7 @@ class SqliteVectorStore:
                     eff_to, coverage, vector) VALUES (?,?,?,?,?,?,?,?)""", rows)
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
-        with self._write():
+        with writing(self._db):
             self._db.executemany(f"DELETE FROM {self._t} WHERE chunk_id=?",
                                  [(c,) for c in chunk_ids])
 
