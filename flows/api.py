@@ -9,6 +9,12 @@ the embedding model and the stores open. Each query reads the published versions
 manifest, and the index is reopened when a rebuild or rollback switches the serving generation,
 so new versions and generations are served without a restart.
 
+Load: searches run one at a time. The API holds settings.search_max_pending of them (running or
+waiting) and no more than about MAX_QUEUE_SECONDS of work; beyond that a request gets 503 with
+Retry-After at once, instead of waiting behind everyone. A request whose client hung up before
+its turn is skipped, not computed. Bodies over MAX_BODY_BYTES get 413 before they are read;
+`as_of` is a calendar date, YYYY-MM-DD, and nothing else (no Unix times).
+
 Access control: `KBFLOW_API_KEYS_FILE` (JSON or YAML) maps each key to a tenant and its ACL
 groups, `{"<key>": {"tenant": "acme", "groups": ["all-staff"]}}`. Tenant and groups come from
 the key alone. A request may repeat them or name fewer groups, never others: another tenant or a
@@ -23,18 +29,22 @@ import asyncio
 import hmac
 import json
 import logging
+import math
 import os
+import re
+import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from flows.serving import NO_DOCS, read_capped
 from ingest.config import Settings
 
 if TYPE_CHECKING:  # loaded on the first search, not at import
@@ -45,6 +55,9 @@ log = logging.getLogger(__name__)
 MIN_KEY_LENGTH = 16
 MAX_QUERY_CHARS = 1000
 MAX_K = 50
+MAX_BODY_BYTES = 64 * 1024  # a query of MAX_QUERY_CHARS, \u-escaped, and its groups fit easily
+MAX_QUEUE_SECONDS = 1.0  # searches queued beyond this much expected work are refused
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class Grant(BaseModel):
@@ -142,11 +155,18 @@ def scope(grant: Grant, tenant: str | None, groups: list[str] | None) -> tuple[s
     return grant.tenant, sorted(set(groups))
 
 
+def calendar_day(value: object) -> object:
+    """Only YYYY-MM-DD reaches the date parser (which reads 1735689600 as Unix time)."""
+    if value is None or (isinstance(value, str) and DAY.fullmatch(value)):
+        return value
+    raise ValueError("as_of must be a date written YYYY-MM-DD")
+
+
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     k: int = Field(5, ge=1, le=MAX_K)
-    as_of: date | None = None
+    as_of: Annotated[date | None, BeforeValidator(calendar_day)] = None
     tenant: str | None = None
     groups: list[str] | None = None
 
@@ -154,11 +174,15 @@ class SearchRequest(BaseModel):
 class SearchService:
     """A warm Searcher on one thread (SQLite connections belong to the thread that opened
     them; the model runs one query at a time anyway), reopened when the serving generation
-    changes."""
+    changes. Searches take turns; `computed`, `abandoned` and `refused` count the requests."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-search")
+        self._turn = asyncio.Lock()  # FIFO: the request that came first searches first
+        self._pending = 0  # holding or waiting for the turn
+        self._seconds = 0.0  # moving average of one search
+        self.computed = self.abandoned = self.refused = 0
         self._searcher: Searcher | None = None
         self._manifest: ManifestStore | None = None
         self._generation: str | None = None
@@ -190,10 +214,29 @@ class SearchService:
         searcher = self._current()
         searcher.search("warm", tenant_id="", groups=["-"], as_of=date.today(), k=1)
 
-    async def search(self, query: str, tenant: str, groups: list[str], as_of: date,
-                     k: int) -> str:
-        return await asyncio.get_running_loop().run_in_executor(
-            self._thread, self._search, query, tenant, groups, as_of, k)
+    async def search(self, request: Request, query: str, tenant: str, groups: list[str],
+                     as_of: date, k: int) -> str | None:
+        """The response's JSON; None when the client left before its turn. 503 when full."""
+        backlog = self._pending * self._seconds
+        if self._pending >= self._settings.search_max_pending or backlog > MAX_QUEUE_SECONDS:
+            self.refused += 1
+            raise HTTPException(503, "too many searches waiting; retry shortly",
+                                headers={"Retry-After": str(max(1, math.ceil(backlog)))})
+        self._pending += 1
+        try:
+            async with self._turn:
+                if await request.is_disconnected():
+                    self.abandoned += 1
+                    return None
+                started = time.perf_counter()
+                body = await asyncio.get_running_loop().run_in_executor(
+                    self._thread, self._search, query, tenant, groups, as_of, k)
+                took = time.perf_counter() - started
+                self._seconds = 0.8 * self._seconds + 0.2 * took if self._seconds else took
+                self.computed += 1
+                return body
+        finally:
+            self._pending -= 1
 
     def close(self) -> None:
         def shut() -> None:
@@ -206,12 +249,11 @@ class SearchService:
         self._thread.shutdown()
 
 
-def search_router(settings: Settings) -> APIRouter:
+def search_router(settings: Settings, service: SearchService) -> APIRouter:
     """/search, authorised by the keys in settings.api_keys_file."""
     if settings.api_keys_file is None:
         raise KeysFileError("set KBFLOW_API_KEYS_FILE to serve the search API")
     keys = KeyRing(settings.api_keys_file)
-    service = SearchService(settings)
 
     @asynccontextmanager
     async def lifespan(_: object) -> AsyncIterator[None]:
@@ -221,23 +263,28 @@ def search_router(settings: Settings) -> APIRouter:
 
     router = APIRouter(lifespan=lifespan)
 
-    async def answer(request: SearchRequest, grant: Grant) -> JSONResponse:
+    async def answer(http: Request, request: SearchRequest, grant: Grant) -> Response:
         tenant, groups = scope(grant, request.tenant, request.groups)
-        body = await service.search(request.query, tenant, groups,
+        body = await service.search(http, request.query, tenant, groups,
                                     request.as_of or date.today(), request.k)
+        if body is None:  # nobody is listening
+            return Response(status_code=499)
         return JSONResponse(json.loads(body))
 
     @router.post("/search")
-    async def search_post(request: Request) -> JSONResponse:
+    async def search_post(request: Request) -> Response:
         grant = keys.grant(request.headers.get("authorization"))  # 401 before reading the body
+        raw = await read_capped(request, MAX_BODY_BYTES)
+        if raw is None:
+            return JSONResponse({"detail": f"body over {MAX_BODY_BYTES} bytes"}, status_code=413)
         try:
-            body = SearchRequest.model_validate_json(await request.body())
+            body = SearchRequest.model_validate_json(raw)
         except ValidationError as exc:
             return JSONResponse({"detail": _problems(exc)}, status_code=422)
-        return await answer(body, grant)
+        return await answer(request, body, grant)
 
     @router.get("/search")
-    async def search_get(request: Request) -> JSONResponse:
+    async def search_get(request: Request) -> Response:
         grant = keys.grant(request.headers.get("authorization"))
         params = request.query_params
         try:
@@ -248,7 +295,7 @@ def search_router(settings: Settings) -> APIRouter:
             })
         except ValidationError as exc:
             return JSONResponse({"detail": _problems(exc)}, status_code=422)
-        return await answer(wanted, grant)
+        return await answer(request, wanted, grant)
 
     return router
 
@@ -268,12 +315,13 @@ def build_app(settings: Settings) -> FastAPI:
 
         app = create_app(settings)
     else:
-        app = FastAPI(title="kbflow search")
+        app = FastAPI(title="kbflow search", **NO_DOCS)
 
         @app.get("/health")
         async def health() -> dict:
             return {"status": "ok"}  # nothing about the index to unauthenticated callers
 
     if settings.api_keys_file is not None:
-        app.include_router(search_router(settings))
+        app.state.search = SearchService(settings)
+        app.include_router(search_router(settings, app.state.search))
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections import Counter
 from datetime import date
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from flows.orchestrator import OrchestratorUnavailable, ensure_api
@@ -24,6 +26,8 @@ if TYPE_CHECKING:  # the commands import the pipeline lazily, to start fast
 
 console = Console()
 FLOW_COMMANDS = ("ingest", "delete", "rebuild", "rollback", "undelete")  # Prefect flows
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (not tab, newline), ESC, DEL, C1
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--tenant", help="tenant to search (default: KBFLOW_DEFAULT_TENANT)")
     search.add_argument("--group", action="append", dest="groups",
                         help="ACL group of the reader; repeatable (default: KBFLOW_DEFAULT_ACL)")
-    search.add_argument("--as-of", type=date.fromisoformat, default=None,
+    search.add_argument("--as-of", type=_day, default=None,
                         help="business date YYYY-MM-DD: the versions in force then (default today)")
     search.add_argument("--k", type=_k, default=5, help="results, 1 to 100")
     search.add_argument("--json", action="store_true")
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     graph.add_argument("--tenant", help="tenant to read (default: KBFLOW_DEFAULT_TENANT)")
     graph.add_argument("--group", action="append", dest="groups",
                        help="ACL group of the reader; repeatable (default: KBFLOW_DEFAULT_ACL)")
-    graph.add_argument("--as-of", type=date.fromisoformat, default=None,
+    graph.add_argument("--as-of", type=_day, default=None,
                        help="business date YYYY-MM-DD (default today)")
     graph.add_argument("--json", action="store_true")
 
@@ -134,24 +138,45 @@ def main(argv: list[str] | None = None) -> int:
             return handlers[args.command](args, settings)
         # One writer per data directory, taken before any work (ingest/lock.py).
         with writer_lock(settings.data_dir, " ".join(sys.argv[1:] if argv is None else argv)):
+            from ingest.stores.sqlite_file import check_files
+
+            check_files(settings)  # a damaged file is one line, not a failed run's traceback
             ensure_api()  # Prefect's temporary server, before the flow (flows/orchestrator.py)
             return handlers[args.command](args, settings)
     except DataDirBusy as exc:
         Console(stderr=True).print(f"[red]{exc}", soft_wrap=True)
         return 3
     except OrchestratorUnavailable as exc:
-        console.print(f"[red]{exc}")
+        console.print(f"[red]{shown(exc)}")
         return 4
     except ValueError as exc:  # a refused operation (nothing to roll back to, bad cases file …)
-        console.print(f"[red]{exc}")
+        console.print(f"[red]{shown(exc)}")
         return 1
     except RuntimeError as exc:
         from ingest.embed.fetch import ModelMissing  # imported only here: reads stay light
+        from ingest.manifest.sql import CorruptStore
 
-        if not isinstance(exc, ModelMissing):
+        if not isinstance(exc, ModelMissing | CorruptStore):
             raise
         Console(stderr=True).print(f"[red]{exc}", soft_wrap=True)
-        return 2
+        return 2 if isinstance(exc, ModelMissing) else 5
+
+
+def shown(value: object) -> str:
+    """Text from documents, files or requests as rich should print it: literally (markup such
+    as `[/]` escaped, which crashed the table) and without control characters (ESC sequences
+    would reach the terminal)."""
+    return escape(CONTROL.sub("", str(value)))
+
+
+def _day(text: str) -> date:
+    """--as-of: YYYY-MM-DD only (fromisoformat also takes 20250101 and 2025-W01-1)."""
+    try:
+        if DAY.fullmatch(text):
+            return date.fromisoformat(text)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"--as-of must be a date YYYY-MM-DD, not {text!r}")
 
 
 def _k(text: str) -> int:
@@ -167,7 +192,7 @@ def _k(text: str) -> int:
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     if not args.path.exists():
-        console.print(f"[red]no such file or folder: {args.path}")
+        console.print(f"[red]no such file or folder: {shown(args.path)}")
         return 2
     from rich.progress import Progress
 
@@ -185,7 +210,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0
-    table = Table(title=f"kbflow ingest {args.path} → {summary.generation}  "
+    table = Table(title=f"kbflow ingest {shown(args.path)} → {summary.generation}  "
                   f"({summary.total_seconds:.1f} s)")
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -225,7 +250,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row(f"seconds {stage}", f"{seconds:.2f}")
     console.print(table)
     for failure in summary.failures:
-        console.print(f"[red]FAILED[/] {failure.path}: {failure.reason}")
+        console.print(f"[red]FAILED[/] {shown(failure.path)}: {shown(failure.reason)}")
     return 0
 
 
@@ -251,8 +276,8 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     for r in records:
         effective = f"{r.effective_from or '…'} → {r.effective_to or '…'}"
         style = {"READY": "green", "FAILED": "red"}.get(r.state, "yellow")
-        table.add_row(r.doc_id, r.version_id, f"[{style}]{r.state}[/]", str(r.chunk_count),
-                      effective, r.title or "", r.reason or "")
+        table.add_row(shown(r.doc_id), shown(r.version_id), f"[{style}]{r.state}[/]",
+                      str(r.chunk_count), effective, shown(r.title or ""), shown(r.reason or ""))
     console.print(table)
     _print_inferred_versions(records)
     console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
@@ -267,13 +292,13 @@ def _print_inferred_versions(records: list) -> None:
     if inferred:
         console.print("versions recognised from their text (no sidecar):")
     for r in inferred:
-        console.print(f"{r.version_key}: in force {r.effective_from or '…'} → "
-                      f"{r.effective_to or '…'} ({r.identity.effective_basis or 'no date stated'})",
-                      markup=False)
+        console.print(shown(f"{r.version_key}: in force {r.effective_from or '…'} → "
+                            f"{r.effective_to or '…'} "
+                            f"({r.identity.effective_basis or 'no date stated'})"))
         for link in r.identity.links:
             score = f", body similarity {link.similarity}" if link.similarity is not None else ""
-            console.print(f"  {link.rule}: {link.other_is} version {link.other}{score}: "
-                          f"{link.detail}", markup=False)
+            console.print(shown(f"  {link.rule}: {link.other_is} version {link.other}{score}: "
+                                f"{link.detail}"))
 
 
 def _print_last_run(last: RunRecord | None) -> None:
@@ -284,7 +309,7 @@ def _print_last_run(last: RunRecord | None) -> None:
     summary = last.summary or {}
     chunks = summary.get("chunks") or {}
     console.print(
-        f"last run {last.run_id} ({last.source}), finished {last.finished_at}: "
+        f"last run {shown(last.run_id)} ({shown(last.source)}), finished {last.finished_at}: "
         f"{summary.get('written', 0)} written, {summary.get('skipped_unchanged', 0)} unchanged, "
         f"chunks +{chunks.get('added', 0)} ~{chunks.get('changed', 0)} "
         f"-{chunks.get('removed', 0)}, {summary.get('embedded', 0)} embedded, "
@@ -292,7 +317,7 @@ def _print_last_run(last: RunRecord | None) -> None:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from flows.webhook import serve
+    from flows.serving import serve
 
     if not settings.webhook_secret and settings.api_keys_file is None:
         console.print("[red]set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "
@@ -311,8 +336,6 @@ def _deploy(settings: Settings) -> int:
 
 
 def _chunks(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.markup import escape
-
     from ingest.chunk import describe
     from ingest.embed import TokenCounter
     from ingest.manifest import ManifestStore
@@ -331,7 +354,7 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
         manifest.close()
     if record is None or not chunks:
         what = f"{args.doc_id}@{args.version}" if args.version else f"a READY {args.doc_id}"
-        console.print(f"[red]no published chunks for {what}")
+        console.print(f"[red]no published chunks for {shown(what)}")
         return 1
     tokens = TokenCounter(settings.embedding_model)
     rows = describe(chunks, tokens.count, tokens.max_tokens)
@@ -343,7 +366,7 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     over = sum(r.over_limit for r in rows)
-    table = Table(title=f"{record.doc_id}@{record.version_id} [{record.state}] "
+    table = Table(title=f"{shown(record.doc_id)}@{shown(record.version_id)} {record.state} "
                   f"{record.chunker_version}: {len(rows)} chunks, {over} over the "
                   f"{tokens.max_tokens}-token limit")
     for column in ("path", "kind / why", "pages", "chars", "tokens", "parent", "prefix / text"):
@@ -351,18 +374,16 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
     for r in rows:
         pages = f"{r.pages[0]}" + (f"-{r.pages[1]}" if r.pages[1] != r.pages[0] else "")
         style = "red" if r.over_limit else ("dim" if r.kind == "parent" else "")
-        context = f"\n[italic]{escape(r.context)}[/]" if r.context else ""
-        table.add_row(escape(r.path), f"{r.kind}\n[dim]{r.why}[/]", pages,
-                      f"{r.chars[0]}-{r.chars[1]}", str(r.tokens), escape(r.parent or ""),
-                      f"[dim]{escape(r.prefix)}[/]{context}\n{escape(r.text[:160])}",
+        context = f"\n[italic]{shown(r.context)}[/]" if r.context else ""
+        table.add_row(shown(r.path), f"{r.kind}\n[dim]{shown(r.why)}[/]", pages,
+                      f"{r.chars[0]}-{r.chars[1]}", str(r.tokens), shown(r.parent or ""),
+                      f"[dim]{shown(r.prefix)}[/]{context}\n{shown(r.text[:160])}",
                       style=style)
     console.print(table)
     return 0
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.markup import escape
-
     from ingest.search import search_index
     from ingest.search.graph_channel import describe
 
@@ -374,8 +395,9 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         print(response.model_dump_json(indent=2))
         return 0
     dense = "on" if response.dense_used else "off"
-    console.print(f"[bold]{response.query}[/]  tenant={response.tenant_id} "
-                  f"groups={','.join(response.groups)} as_of={response.as_of}  dense path: {dense} "
+    console.print(f"[bold]{shown(response.query)}[/]  tenant={shown(response.tenant_id)} "
+                  f"groups={shown(','.join(response.groups))} as_of={response.as_of}  "
+                  f"dense path: {dense} "
                   f"(query coverage {response.query_coverage:.2f})  "
                   f"graph: {response.graph_route or 'not asked'}")
     if response.abstained and response.results:
@@ -385,22 +407,21 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         page = f"p.{r.page_start}" + (f"-{r.page_end}" if r.page_end != r.page_start else "")
         exact = " [green]exact match[/]" if r.exact_match else ""
         console.print(
-            f"\n[bold]{r.rank}.[/] {r.doc_id}@{r.version_id} {r.clause_no or ''} {page} "
-            f"[dim]{r.chunk_id}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
+            f"\n[bold]{r.rank}.[/] {shown(r.doc_id)}@{shown(r.version_id)} "
+            f"{shown(r.clause_no or '')} {page} "
+            f"[dim]{shown(r.chunk_id)}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
             f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'} "
             f"graph#{r.graph_rank or '-'}{exact}\n"
-            f"   [dim]{r.prefix}[/]\n   {r.text[:300]}"
+            f"   [dim]{shown(r.prefix)}[/]\n   {shown(r.text[:300])}"
         )
         if r.graph_path:
-            console.print(f"   [cyan]graph: {escape(describe(r.graph_path))}[/]")
+            console.print(f"   [cyan]graph: {shown(describe(r.graph_path))}[/]")
     if not response.results:
         console.print("no results")
     return 0
 
 
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.markup import escape
-
     from ingest.search.graph_channel import describe, entity_relations
 
     found = entity_relations(
@@ -412,20 +433,20 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
         _print_json(found)
         return 0 if found.paths else 1
     if not found.paths:
-        console.print(f"no visible relations of {args.entity}"
-                      + (f" (linked: {', '.join(found.start)})" if found.start else ""))
+        console.print(f"no visible relations of {shown(args.entity)}"
+                      + (f" (linked: {shown(', '.join(found.start))})" if found.start else ""))
         return 1
-    console.print(f"[bold]{escape(args.entity)}[/]: {len(found.paths)} paths within "
-                  f"{found.hops} hops from {', '.join(found.start)}")
+    console.print(f"[bold]{shown(args.entity)}[/]: {len(found.paths)} paths within "
+                  f"{found.hops} hops from {shown(', '.join(found.start))}")
     for path in found.paths:
-        console.print(escape(describe(path)))
+        console.print(shown(describe(path)))
         for relation in path.relations:
             source = found.sources.get(relation.source_chunk_id)
             where = (f"{source.doc_id}@{source.version_id} {source.clause_no or ''}: "
                      f"{' '.join(source.text.split())[:80]}" if source
                      else "(chunk not in the manifest)")
-            console.print(f"   [dim]{relation.predicate} {relation.extractor} "
-                          f"{relation.confidence:.2f} ← {escape(where)}[/]")
+            console.print(f"   [dim]{shown(relation.predicate)} {shown(relation.extractor)} "
+                          f"{relation.confidence:.2f} ← {shown(where)}[/]")
     return 0
 
 
@@ -441,9 +462,9 @@ def _delete(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         _print_json(result)
     elif not result["tombstoned"]:
-        console.print(f"no versions of {', '.join(args.doc_ids)} are known")
+        console.print(f"no versions of {shown(', '.join(args.doc_ids))} are known")
     else:
-        console.print(f"tombstoned {', '.join(result['tombstoned'])}; cleaned "
+        console.print(f"tombstoned {shown(', '.join(result['tombstoned']))}; cleaned "
                       f"{len(result['cleaned'])} from the stores")
     return 0 if result["tombstoned"] else 1
 
@@ -455,15 +476,13 @@ def _undelete(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
     else:
-        console.print(f"published again: {', '.join(summary.lifted) or 'nothing'}")
+        console.print(f"published again: {shown(', '.join(summary.lifted)) or 'nothing'}")
         for failure in summary.failures:
-            console.print(f"[red]FAILED[/] {failure.path}: {failure.reason}")
+            console.print(f"[red]FAILED[/] {shown(failure.path)}: {shown(failure.reason)}")
     return 0 if summary.lifted and not summary.failures else 1
 
 
 def _events(args: argparse.Namespace, settings: Settings) -> int:
-    from rich.markup import escape
-
     from flows.webhook import EventStore
 
     path = settings.data_dir / "webhook_events.db"
@@ -478,7 +497,7 @@ def _events(args: argparse.Namespace, settings: Settings) -> int:
         style = {"done": "green", "failed": "red", "quarantined": "red"}.get(r["status"], "yellow")
         table.add_row(str(r["id"]), r["type"], escape(repr(r["uri"])[1:-1]),
                       f"[{style}]{r['status']}[/]", str(r["attempts"]), r["flow_run_id"] or "",
-                      escape(r["reason"] or ""))
+                      shown(r["reason"] or ""))
     console.print(table)
     return 0
 
@@ -546,21 +565,21 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
         _print_json([r.model_dump(mode="json") for r in records])
         return 0 if records else 1
     if not records:
-        console.print(f"no chunk {args.chunk_id} in any generation")
+        console.print(f"no chunk {shown(args.chunk_id)} in any generation")
         return 1
     for r in records:
         c = r.chunk
         console.print(
-            f"[bold]{args.chunk_id}[/] in {r.generation}: {c.doc_id}@{c.version_id} "
-            f"{c.clause_no or ''} pages {c.page_start}-{c.page_end}\n"
-            f"  source {c.source_uri}\n  parser {c.parser_version}, chunker "
+            f"[bold]{shown(args.chunk_id)}[/] in {r.generation}: {shown(c.doc_id)}@"
+            f"{shown(c.version_id)} {shown(c.clause_no or '')} pages {c.page_start}-{c.page_end}\n"
+            f"  source {shown(c.source_uri)}\n  parser {c.parser_version}, chunker "
             f"{c.chunker_version}, embedding {c.embedding_model or '(not embedded)'}\n"
             f"  content_hash {c.content_hash}, written by run {r.run_id} "
             f"({r.run_source}, {r.run_started_at})"
         )
         for link in r.identity.links if r.identity else []:
-            console.print(f"  version recognised by {link.rule}: {link.other_is} version "
-                          f"{link.other}: {link.detail}", markup=False)
+            console.print(shown(f"  version recognised by {link.rule}: {link.other_is} "
+                                f"version {link.other}: {link.detail}"))
     return 0
 
 
@@ -596,8 +615,8 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
     console.print(table)
     for case in reports.retrievers[modes[-1]].cases:
         if not case.passed:
-            console.print(f"[yellow]missed ({modes[-1]})[/] {case.id}: "
-                          f"{' | '.join(case.ranked[:3])}")
+            console.print(f"[yellow]missed ({modes[-1]})[/] {shown(case.id)}: "
+                          f"{shown(' | '.join(case.ranked[:3]))}")
     return 0
 
 

@@ -4,7 +4,9 @@ A rebuild writes every live document into a new generation beside the serving on
 collection, new lexical tables, new graph file; unchanged text comes from the vector cache, so an
 unchanged model embeds nothing), scores it against the publish gate, and only then switches the
 alias of every store. A failed gate switches nothing. Rollback re-points the aliases to a kept
-generation. Old generations beyond `KBFLOW_KEEP_GENERATIONS` are dropped.
+generation. Old generations beyond `KBFLOW_KEEP_GENERATIONS` are dropped. The manifest says which
+generation serves; a rebuild holds the writer lock while it builds and first repairs what a killed
+one left (ingest/lifecycle/generations.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from flows.ingest import ingest_files, run_context
 from ingest.chunk import chunk_params
 from ingest.config import Settings
 from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
-from ingest.lifecycle import GateReport, delete_documents, open_generation, publish_gate
+from ingest.lifecycle import GateReport, delete_documents, publish_gate
+from ingest.lifecycle.generations import drop_generation, reconcile, serve
+from ingest.lock import writer_lock
 from ingest.manifest import ManifestStore
 from ingest.models import State
 from ingest.pipeline import IngestSummary
@@ -49,8 +53,14 @@ def _settings(data_dir: str | None) -> Settings:
 def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> RebuildReport:
     """Rebuild every live document into a new generation; publish it only if the gate passes."""
     settings = _settings(data_dir)
+    with writer_lock(settings.data_dir, "rebuild"):  # already held when run from the CLI
+        return _rebuild(settings, eval_cases)
+
+
+def _rebuild(settings: Settings, eval_cases: str | None) -> RebuildReport:
     log = get_run_logger()
     with ManifestStore(settings.manifest) as manifest:
+        reclaimed = reconcile(settings, manifest)
         serving = manifest.serving()
         if serving is None:
             raise ValueError("nothing to rebuild: no generation is serving yet")
@@ -87,11 +97,10 @@ def rebuild_flow(data_dir: str | None = None, eval_cases: str | None = None) -> 
     )
 
     with ManifestStore(settings.manifest) as manifest:
-        dropped: list[str] = []
+        dropped = reclaimed
         if gate.passed:
-            _serve(settings, manifest, built.generation)
-            manifest.set_generation_status(built.generation, "serving", gate.model_dump())
-            dropped = _drop_old_generations(settings, manifest)
+            serve(settings, manifest, built.generation, gate.model_dump())
+            dropped += _drop_old_generations(settings, manifest)
             log.info("rebuild %s published: %s", built.generation, gate.model_dump_json())
         else:
             manifest.set_generation_status(built.generation, "failed", gate.model_dump())
@@ -118,7 +127,7 @@ def rollback_flow(to: str | None = None, data_dir: str | None = None) -> Rollbac
             names = ", ".join(g.generation for g in kept)
             raise ValueError(f"{to} is not a kept generation (kept: {names})")
         target = chosen
-        _serve(settings, manifest, target.generation)
+        serve(settings, manifest, target.generation)
     finally:
         manifest.close()
     get_run_logger().info("rolled back from %s to %s", serving.generation, target.generation)
@@ -135,16 +144,6 @@ def delete_flow(doc_ids: list[str], data_dir: str | None = None) -> dict[str, li
     return {"tombstoned": tombstoned, "cleaned": cleaned}
 
 
-def _serve(settings: Settings, manifest: ManifestStore, generation: str) -> None:
-    """Switch every store's alias to `generation`, then the manifest (which kbflow reads)."""
-    stores = open_generation(settings, generation)
-    try:
-        stores.activate()
-    finally:
-        stores.close()
-    manifest.activate(generation)
-
-
 def _recall(settings: Settings, generation: str, cases: list, k: int = 10) -> float:
     with hybrid_search_fn(settings, generation) as search:
         return evaluate(cases, search, k).overall.recall
@@ -158,10 +157,6 @@ def _drop_old_generations(settings: Settings, manifest: ManifestStore) -> list[s
     others = [g for g in alive if g.status != "serving"]
     dropped = []
     for generation in others[max(settings.keep_generations - len(serving), 0):]:
-        if generation.dimension is not None:
-            stores = open_generation(settings, generation.generation)
-            stores.drop()
-            stores.close()
-        manifest.drop_generation_rows(generation.generation)
+        drop_generation(settings, manifest, generation)
         dropped.append(generation.generation)
     return dropped

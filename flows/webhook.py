@@ -44,6 +44,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from flows.serving import NO_DOCS, read_capped
 from ingest.config import Settings
 from ingest.parse.roots import OutsideRoots, has_control_chars, resolve_under
 
@@ -122,7 +123,8 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
         return "bad timestamp"
     if abs(now - sent) > max_age:
         return "timestamp outside the replay window"
-    if not hmac.compare_digest(sign(secret, timestamp, body), signature):
+    # bytes: compare_digest raises on a str header with non-ASCII characters
+    if not hmac.compare_digest(sign(secret, timestamp, body).encode(), signature.encode()):
         return "bad signature"
     return None
 
@@ -539,7 +541,7 @@ def create_app(settings: Settings, trigger: Trigger | None = None,
         stop.set()
         thread.join(timeout=30)
 
-    app = FastAPI(title="kbflow webhook", lifespan=lifespan)
+    app = FastAPI(title="kbflow webhook", lifespan=lifespan, **NO_DOCS)
     app.state.store, app.state.dispatcher = store, dispatcher
 
     @app.post("/events", status_code=202)
@@ -576,26 +578,3 @@ def create_app(settings: Settings, trigger: Trigger | None = None,
                 "problems": store.listing(("quarantined", "failed"), limit=100)}
 
     return app
-
-
-async def read_capped(request: Request, limit: int) -> bytes | None:
-    """The body, or None as soon as it is known to exceed `limit` bytes: a declared
-    Content-Length is checked before anything is read, a streamed body as it arrives."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
-def serve(settings: Settings, host: str | None = None, port: int | None = None) -> None:
-    import uvicorn
-
-    from flows.api import build_app  # the webhook receiver and/or the search API
-
-    uvicorn.run(build_app(settings), host=host or settings.webhook_host,
-                port=port or settings.webhook_port, log_level="warning")

@@ -65,6 +65,8 @@ class Settings(BaseSettings):
     parse_workers: int = Field(2, description="documents parsed side by side, each in its own "
                                "process (OCR is CPU-bound)")
     parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
+    parse_memory_mb: float = Field(3072, gt=256, description="memory a parse worker may use; a "
+                                   "document that needs more fails with a reason")
     eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "
                                     "scores Recall@10 on; unset skips that check")
     keep_generations: int = Field(3, description="generations kept on disk, the serving one "
@@ -102,6 +104,9 @@ class Settings(BaseSettings):
     webhook_deployment: str = "kbflow-incremental/incremental"
     webhook_max_body_bytes: int = Field(65536, description="larger POST /events bodies get 413 "
                                         "before they are read")
+    search_max_pending: int = Field(16, ge=1, description="searches the API holds (running or "
+                                    "waiting their turn); more, or more than about a second's "
+                                    "worth, get 503 with Retry-After")
 
     @property
     def manifest(self) -> str:

@@ -128,8 +128,8 @@ def test_only_ready_versions_are_seen_and_the_filter_does_not_grow(index, embedd
 
 
 def test_hidden_keys_follow_the_state_machine(tmp_path: Path) -> None:
-    """Every state but READY is hidden; a version rewritten after being READY is hidden until
-    it is READY again (its old and new rows are both in the stores meanwhile)."""
+    """Every state but READY is hidden; a version rewritten after being READY keeps serving its
+    last published records until it is READY again (issue 28: a failed rewrite hid it)."""
     manifest = ManifestStore(tmp_path / "manifest.db")
     manifest.generation = manifest.create_generation("m", 4, "c", serving=True).generation
     chunk = make_chunk(1)
@@ -141,5 +141,5 @@ def test_hidden_keys_follow_the_state_machine(tmp_path: Path) -> None:
     manifest.publish("policy", "1", [chunk], "run")
     assert manifest.hidden_keys() == [] and manifest.published_keys() == ["policy@1"]
     manifest.begin(meta(chunk), "run2", "c", "m")  # new content for the same version
-    assert manifest.hidden_keys() == ["policy@1"]
+    assert manifest.hidden_keys() == [] and manifest.published_keys() == ["policy@1"]
     manifest.close()

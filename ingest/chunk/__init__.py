@@ -22,12 +22,13 @@ section when an answer is assembled.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import xxhash
 from pydantic import BaseModel, ConfigDict
 
+from ingest.chunk.split import CountTokens, Line, Seg, Splitter, piece_text
 from ingest.config import Settings
 from ingest.models import Block, BlockKind, Chunk, ChunkKind, ParsedDocument, embed_text
 from ingest.text import (
@@ -36,7 +37,6 @@ from ingest.text import (
     DECIMAL,
     PART,
     SECTION,
-    SENTENCE_END,
     TOP_NUMBER,
     content_hash,
     estimate_tokens,
@@ -46,9 +46,6 @@ log = logging.getLogger(__name__)
 
 CHUNKER_VERSION = "kbflow-chunk@0.2"
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
-_LINE_END = tuple("。！？；;.!?:：")
-
-CountTokens = Callable[[str], int]  # a text's length in the embedding model's tokens
 
 
 class ChunkParams(BaseModel):
@@ -110,17 +107,10 @@ def chunk_document(doc: ParsedDocument, params: ChunkParams | None = None,
 # ---- structure: blocks → units ----------------------------------------------------------------
 
 @dataclass(frozen=True)
-class _Line:
-    text: str
-    page: int
-    start: int  # character offset in the document's blocks joined by "\n"
-
-
-@dataclass(frozen=True)
 class _Heading:
     level: int
     label: str  # the number ("第二章", "4.2") or, without one, the heading text
-    line: _Line
+    line: Line
 
     @property
     def text(self) -> str:
@@ -135,7 +125,7 @@ class _Unit:
     headings: tuple[_Heading, ...]
     clause_no: str | None
     path: str
-    lines: list[_Line] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
     table: str | None = None  # a row's table: the path of the table's parent unit
 
     @property
@@ -196,7 +186,7 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
     table: _Unit | None = None
     offset = 0
     for block in doc.blocks:
-        line, offset = _Line(block.text, block.page, offset), offset + len(block.text) + 1
+        line, offset = Line(block.text, block.page, offset), offset + len(block.text) + 1
         if block.text.strip("《》 ") == title:
             continue  # the title is in every prefix already
         if block.kind == BlockKind.TABLE:
@@ -255,120 +245,6 @@ def _unique_paths(units: list[_Unit]) -> list[_Unit]:
     return units
 
 
-# ---- budget: units → pieces -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Seg:
-    """A character range of one line; a piece is a run of consecutive segments."""
-
-    line: _Line
-    lo: int
-    hi: int
-
-
-def _piece_text(piece: list[_Seg]) -> str:
-    """The source text of a piece: ranges on the same line are merged (overlaps included)."""
-    parts: list[_Seg] = []
-    for seg in piece:
-        if parts and parts[-1].line is seg.line:
-            last = parts[-1]
-            parts[-1] = _Seg(seg.line, min(last.lo, seg.lo), max(last.hi, seg.hi))
-        else:
-            parts.append(seg)
-    return "\n".join(s.line.text[s.lo : s.hi].strip() for s in parts)
-
-
-class _Splitter:
-    """Cuts a unit that is over the budget; boundaries depend on nearby text only, so an edit
-    moves the boundaries of the piece it is in, not of every piece after it."""
-
-    def __init__(self, prefix: str, count: CountTokens, limit: int, params: ChunkParams) -> None:
-        self.prefix, self.count, self.limit, self.params = prefix, count, limit, params
-
-    def fits(self, piece: list[_Seg]) -> bool:
-        return self.count(embed_text(self.prefix, _piece_text(piece))) <= self.limit
-
-    def small(self, piece: list[_Seg]) -> bool:
-        return self.count(_piece_text(piece)) < self.params.min_tokens
-
-    def split(self, lines: list[_Line]) -> list[list[_Seg]]:
-        """Lines packed into pieces: a piece grows while it is small or the next line is small
-        (and the budget allows); a line over the budget alone is cut by sentence."""
-        pieces: list[list[_Seg]] = []
-        for atom in self._atoms(lines):
-            if pieces and self.fits(pieces[-1] + atom) and (
-                self.small(pieces[-1]) or self.small(atom)
-            ):
-                pieces[-1].extend(atom)
-            else:
-                pieces.append(list(atom))
-        return pieces
-
-    def _atoms(self, lines: list[_Line]) -> list[list[_Seg]]:
-        """One atom per line; a short label line without end punctuation ("SEC-1001 口令已过期")
-        goes with the line after it."""
-        atoms: list[list[_Seg]] = []
-        label: _Seg | None = None
-        for line in lines:
-            seg = _Seg(line, 0, len(line.text))
-            if label is not None:
-                if self.fits([label, seg]):
-                    atoms.append([label, seg])
-                    label = None
-                    continue
-                atoms.append([label])
-                label = None
-            if not line.text.endswith(_LINE_END) and self.small([seg]) and self.fits([seg]):
-                label = seg
-            elif self.fits([seg]):
-                atoms.append([seg])
-            else:
-                atoms += self._sentence_pieces(seg)
-        if label is not None:
-            atoms.append([label])
-        return atoms
-
-    def _sentence_pieces(self, seg: _Seg) -> list[list[_Seg]]:
-        """Sentences packed under the budget; each piece repeats the previous piece's last
-        sentence(s) when that still fits."""
-        pieces: list[list[_Seg]] = []
-        current: list[_Seg] = []
-        for sentence in self._sentences(seg):
-            if current and not self.fits([*current, sentence]):
-                pieces.append(current)
-                overlap = self.params.overlap_sentences
-                keep = current[-overlap:] if overlap else []
-                current = keep if keep and self.fits([*keep, sentence]) else []
-            current.append(sentence)
-        return [*pieces, current] if current else pieces
-
-    def _sentences(self, seg: _Seg) -> list[_Seg]:
-        text, out, start = seg.line.text, [], seg.lo
-        for match in SENTENCE_END.finditer(text, seg.lo, seg.hi):
-            if match.start() > start:
-                out += self._cut(_Seg(seg.line, start, match.start()))
-            start = match.end()
-        if start < seg.hi:
-            out += self._cut(_Seg(seg.line, start, seg.hi))
-        return [s for s in out if s.line.text[s.lo : s.hi].strip()]
-
-    def _cut(self, seg: _Seg) -> list[_Seg]:
-        """A run-on sentence cut by tokens: the longest head that fits, repeatedly."""
-        out = []
-        lo = seg.lo
-        while not self.fits([_Seg(seg.line, lo, seg.hi)]):
-            low, high = lo + 1, seg.hi  # the head [lo, low) always advances by one character
-            while low < high:
-                mid = (low + high + 1) // 2
-                if self.fits([_Seg(seg.line, lo, mid)]):
-                    low = mid
-                else:
-                    high = mid - 1
-            out.append(_Seg(seg.line, lo, low))
-            lo = low
-        return [*out, _Seg(seg.line, lo, seg.hi)]
-
-
 # ---- units → chunks ---------------------------------------------------------------------------
 
 class _Builder:
@@ -393,18 +269,19 @@ class _Builder:
         section_parent = self._parent_id(unit.headings)
         prefix = self.prefix(unit.headings, unit.clause_no)
         if unit.kind == ChunkKind.PARENT:  # a whole table: kept for reading, never split
-            whole = [_Seg(line, 0, len(line.text)) for line in unit.lines]
+            whole = [Seg(line, 0, len(line.text)) for line in unit.lines]
             self.extra_parents.append(self._chunk(unit, unit.path, whole, prefix, section_parent))
             return
         self._add_to_sections(unit)
         if unit.table is not None:
             meta = self.doc.meta
             section_parent = chunk_id(meta.doc_id, meta.version_id, unit.table)
-        whole = [_Seg(line, 0, len(line.text)) for line in unit.lines]
-        splitter = _Splitter(prefix, self.count, self.limit, self.params)
+        whole = [Seg(line, 0, len(line.text)) for line in unit.lines]
+        splitter = Splitter(self._budgeted(prefix, unit), self.count, self.limit,
+                            self.params.min_tokens, self.params.overlap_sentences)
         if unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole):
             if not splitter.fits(whole):
-                log.warning("%s: table row %s is over the %d-token budget and is kept whole",
+                log.warning("%s: table row %.80s is over the %d-token budget and is kept whole",
                             self.doc.meta.doc_id, unit.path, self.limit)
             self.children.append(self._chunk(unit, unit.path, whole, prefix, section_parent))
             return
@@ -414,6 +291,16 @@ class _Builder:
             self.children.append(
                 self._chunk(unit, f"{unit.path}#{i}", piece, prefix, parent.chunk_id)
             )
+
+    def _budgeted(self, prefix: str, unit: _Unit) -> str:
+        """The prefix the text is budgeted with: none when it alone fills the budget (a long
+        title or heading), since no text would fit beside it; such chunks are over the budget
+        and `over_budget` counts them, where pieces of one character each would be useless."""
+        if self.count(prefix) < self.limit:
+            return prefix
+        log.warning("%s: the prefix of %.80s is over the %d-token budget; its text is cut as if "
+                    "there were none", self.doc.meta.doc_id, unit.path, self.limit)
+        return ""
 
     def _add_to_sections(self, unit: _Unit) -> None:
         """Every enclosing section's parent gets the unit's lines (and nested headings)."""
@@ -436,10 +323,10 @@ class _Builder:
         meta = self.doc.meta
         return chunk_id(meta.doc_id, meta.version_id, "/".join(h.label for h in headings) + "/§")
 
-    def _chunk(self, unit: _Unit, path: str, piece: list[_Seg], prefix: str, parent: str | None,
+    def _chunk(self, unit: _Unit, path: str, piece: list[Seg], prefix: str, parent: str | None,
                kind: ChunkKind | None = None) -> Chunk:
         meta = self.doc.meta
-        text = _piece_text(piece)
+        text = piece_text(piece)
         return Chunk(
             doc_id=meta.doc_id, version_id=meta.version_id,
             chunk_id=chunk_id(meta.doc_id, meta.version_id, path), parent_chunk_id=parent,
@@ -459,7 +346,7 @@ class _Builder:
         for prev, nxt in zip(self.children, self.children[1:], strict=False):
             prev.next_chunk_id, nxt.prev_chunk_id = nxt.chunk_id, prev.chunk_id
         sections = [
-            self._chunk(unit, unit.path, [_Seg(line, 0, len(line.text)) for line in unit.lines],
+            self._chunk(unit, unit.path, [Seg(line, 0, len(line.text)) for line in unit.lines],
                         self.prefix(unit.headings, None), self._parent_id(unit.headings))
             for unit in self.parents.values()
         ]

@@ -20,7 +20,7 @@ from pathlib import Path
 import xxhash
 
 from ingest.cache import lookup
-from ingest.chunk import CountTokens
+from ingest.chunk.split import CountTokens
 from ingest.config import Settings
 from ingest.llm import LLMClient, Message
 from ingest.models import Chunk, ChunkKind, embed_text

@@ -115,7 +115,8 @@ class Embedder:
             try:
                 self._cache.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)", rows)
             except BaseException:
-                self._cache.execute("ROLLBACK")
+                if self._cache.in_transaction:  # a full disk has rolled it back already
+                    self._cache.execute("ROLLBACK")
                 raise
             self._cache.execute("COMMIT")
             cached.update(zip(missing, self._embeddings(vectors, coverage), strict=True))

@@ -68,7 +68,8 @@ def closing_dates(versions: Iterable[VersionDates]) -> dict[tuple[str, str], dat
         for current, following in zip(dated, [*dated[1:], None], strict=True):
             end = current.declared_to
             if end is None and following is not None and following.effective_from:
-                end = following.effective_from - timedelta(days=1)
+                # date.min has no day before it (a date recorded before dates were checked)
+                end = max(following.effective_from, date.min + timedelta(days=1)) - timedelta(1)
             closing[(current.doc_id, current.version_id)] = end
     return closing
 

@@ -12,6 +12,7 @@ transaction about the whole manifest (migrations, generations) excludes all of t
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from abc import ABC, abstractmethod
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 _POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_MANIFEST_REMEDY = ("restore it from a backup, or move the data directory aside and ingest the "
+                    "documents again")
 # pg_advisory_xact_lock key of the whole manifest ("kbflow" in ASCII); it also seeds the
 # hash that gives each document its own key.
 _WRITE_LOCK = 0x6B62666C6F77
@@ -42,6 +45,7 @@ class Connection(ABC):
     """What the manifest needs of a database: statements, and write transactions."""
 
     _db: Any  # the driver's connection, in autocommit mode: transactions are explicit
+    read_only = False  # a SQLite file this process may not write: it is read, never migrated
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
@@ -71,12 +75,64 @@ def connect(location: str | Path) -> Connection:
     return SqliteConnection(Path(location))
 
 
+class CorruptStore(RuntimeError):
+    """A SQLite file of the data directory is no whole database (overwritten, truncated)."""
+
+    def __init__(self, path: Path, detail: str, remedy: str) -> None:
+        self.path = path
+        super().__init__(f"{path} is damaged ({detail}): {remedy}")
+
+
+def check_whole(db: sqlite3.Connection, path: Path, remedy: str) -> None:
+    """Raise CorruptStore if `path` is no whole database: its schema is unreadable (a damaged
+    first page) or the file is shorter than the pages its header counts (truncated; it would
+    fail only when a lost page is read). A non-empty WAL beside it may hold pages the file has
+    not got yet: the size is not compared then."""
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        if not (exc.sqlite_errorname or "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            raise
+        raise CorruptStore(path, str(exc), remedy) from exc
+    wal = path.with_name(f"{path.name}-wal")
+    size = path.stat().st_size if path.exists() else 0
+    if pages * page_size > size and not (wal.exists() and wal.stat().st_size):
+        raise CorruptStore(path, f"truncated: {size} bytes of {pages * page_size}", remedy)
+
+
+class ReadOnlySqlite(sqlite3.Connection):
+    """A SQLite file this process may not write (a read-only copy or mount, another user's
+    data directory), opened so that reading it writes nothing."""
+
+
+def open_read_only(path: Path) -> ReadOnlySqlite | None:
+    """`path` opened read-only if this process may not write it or its folder (a WAL database
+    needs its -wal and -shm files beside it), else None. A -shm file means a writer has it open:
+    SQLite then reads through the writer's WAL (`mode=ro`). Without one no writer is connected,
+    and a WAL file cannot be opened read-only in a folder no -shm can be created in except as
+    `immutable=1` (SQLite reads the file as it is, which a writer appearing later would break)."""
+    if not path.exists() or (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return None
+    mode = "mode=ro" if path.with_name(f"{path.name}-shm").exists() else "immutable=1"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None,
+                           timeout=30, factory=ReadOnlySqlite)
+
+
 class SqliteConnection(Connection):
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        read_only = open_read_only(path)
+        self.read_only = read_only is not None
+        if read_only is None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        else:
+            self._db = read_only
+        check_whole(self._db, path, _MANIFEST_REMEDY)
+        if read_only is None:
+            self._use_wal()
         self._db.row_factory = sqlite3.Row
-        self._use_wal()
 
     def _use_wal(self) -> None:
         """Switching a new file to WAL needs it alone: workers opening it at once can be refused
@@ -100,6 +156,12 @@ class SqliteConnection(Connection):
 
     def begin(self, document: str | None = None) -> None:
         self._db.execute("BEGIN IMMEDIATE")
+
+    def rollback(self) -> None:
+        """A full disk or an I/O error rolls the transaction back by itself; a second ROLLBACK
+        would raise "no transaction is active" in place of the real error."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
 
 class Row(tuple[Any, ...]):

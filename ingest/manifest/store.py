@@ -32,6 +32,11 @@ from ingest.models import ROLE_STEPS, Chunk, DocumentIdentity, DocumentMeta, Sta
 # Forward path of a healthy version: CREATED, one state per store role (ROLE_STEPS), READY.
 # FAILED and TOMBSTONED can be entered from anywhere.
 _PATH = (State.CREATED, *(state for _, state in ROLE_STEPS), State.READY)
+_IN_FLIGHT = _PATH[:-1]
+# A version in flight that has chunk records was published before: it is being rewritten, and
+# its last published content serves until the rewrite is READY (or failed: it stays READY).
+_REWRITTEN = f"""d.state IN ({",".join("?" * len(_IN_FLIGHT))}) AND EXISTS (SELECT 1 FROM chunks c
+    WHERE c.generation = d.generation AND c.doc_id = d.doc_id AND c.version_id = d.version_id)"""
 _NEXT = dict(pairwise(_PATH))
 
 
@@ -174,6 +179,12 @@ class ManifestStore:
         writer lock, so processes opening a new manifest at once apply them once."""
         scripts = sorted((e for e in (resources.files("manifests") / "sql").iterdir()
                           if e.name.endswith(".sql")), key=lambda e: e.name)
+        if self._db.read_only:  # a reader of a file it may not write: it can only check
+            done = {r[0] for r in self._db.execute("SELECT name FROM schema_migrations")}
+            if missing := [e.name for e in scripts if e.name not in done]:
+                raise RuntimeError(f"the manifest lacks migrations {', '.join(missing)} and is "
+                                   "read-only here: open it once where it is writable")
+            return
         with self._tx() as db:
             db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY)")
             done = {r[0] for r in db.execute("SELECT name FROM schema_migrations")}
@@ -238,13 +249,16 @@ class ManifestStore:
             "UPDATE generations SET dimension=? WHERE generation=?", (dimension, generation)
         )
 
-    def activate(self, generation: str) -> None:
-        """Make `generation` the serving one; the previous serving generation is kept."""
+    def activate(self, generation: str, gate_report: dict[str, Any] | None = None) -> None:
+        """Make `generation` the serving one (with the gate report that let it), in one
+        transaction; the previous serving generation is kept."""
         with self._tx() as db:
             db.execute("UPDATE generations SET status='kept' WHERE status='serving'")
             db.execute(
-                "UPDATE generations SET status='serving', activated_at=? WHERE generation=?",
-                (_now(), generation),
+                "UPDATE generations SET status='serving', activated_at=?, "
+                "gate_report=coalesce(?, gate_report) WHERE generation=?",
+                (_now(), json.dumps(gate_report, ensure_ascii=False) if gate_report else None,
+                 generation),
             )
 
     def drop_generation_rows(self, generation: str) -> None:
@@ -434,17 +448,18 @@ class ManifestStore:
     def fail(self, key: tuple[str, str], source_path: str, reason: str, run_id: str) -> State:
         """Record a failure with its reason; the next run retries it.
 
-        A version that is READY stays READY (its last published content keeps serving); the
-        reason says that its new content failed. Anything else becomes FAILED. Returns the state.
+        A version published before (it has chunk records: READY, or a rewrite begun) is READY
+        again (its last published content keeps serving); the reason says that its new content
+        failed. Anything else becomes FAILED. Returns the state.
         """
         doc_id, version_id = key
         now = _now()
         with self._tx(doc_id) as db:
             row = db.execute(
-                "SELECT state FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
+                "SELECT 1 FROM chunks WHERE generation=? AND doc_id=? AND version_id=? LIMIT 1",
                 (self._gen, doc_id, version_id),
             ).fetchone()
-            state = State.READY if row and row[0] == State.READY else State.FAILED
+            state = State.READY if row else State.FAILED
             note = f"kept last published content; new content failed: {reason}" \
                 if state == State.READY else reason
             db.execute(
@@ -489,23 +504,25 @@ class ManifestStore:
         )
 
     def published_keys(self) -> list[str]:
-        """Versions a reader may see: READY in this generation and not tombstoned."""
+        """Versions a reader may see: READY in this generation, or being rewritten after it was
+        (its last published content serves), and not tombstoned."""
         if self.generation is None:
             return []
         rows = self._db.execute(
-            """SELECT d.doc_id, d.version_id FROM documents d
+            f"""SELECT d.doc_id, d.version_id FROM documents d
                LEFT JOIN tombstones t ON t.doc_id = d.doc_id AND t.version_id = d.version_id
-               WHERE d.generation=? AND d.state=? AND t.doc_id IS NULL
+               WHERE d.generation=? AND (d.state=? OR {_REWRITTEN}) AND t.doc_id IS NULL
                ORDER BY d.doc_id, d.version_id""",
-            (self.generation, State.READY),
+            (self.generation, State.READY, *_IN_FLIGHT),
         )
         return [version_key(r[0], r[1]) for r in rows]
 
     def hidden_keys(self) -> list[str]:
         """Versions a reader must not see although the stores may hold rows of them: every
         state but READY (in flight, failed, or deleted), except deleted versions whose rows
-        are cleaned from every generation. Searches exclude these instead of listing every
-        published version, so the filter stays as small as what is wrong right now."""
+        are cleaned from every generation and published versions being rewritten (a hit is
+        read back from their last published records). Searches exclude these instead of
+        listing every published version, so the filter stays as small as what is wrong now."""
         if self.generation is None:
             return []
         # `state IN (every other state)`, not `state <> READY`, and no ORDER BY: so the
@@ -516,8 +533,8 @@ class ManifestStore:
             f"""SELECT d.doc_id, d.version_id FROM documents d
                LEFT JOIN tombstones t ON t.doc_id = d.doc_id AND t.version_id = d.version_id
                WHERE d.generation=? AND d.state IN ({",".join("?" * len(hidden))})
-                 AND NOT (d.state=? AND t.cleaned_at IS NOT NULL)""",
-            (self.generation, *hidden, State.TOMBSTONED),
+                 AND NOT (d.state=? AND t.cleaned_at IS NOT NULL) AND NOT ({_REWRITTEN})""",
+            (self.generation, *hidden, State.TOMBSTONED, *_IN_FLIGHT),
         )
         return sorted(version_key(r[0], r[1]) for r in rows)
 

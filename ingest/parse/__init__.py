@@ -8,15 +8,20 @@ stopped after `parse_timeout_s`, and `ParsePool` keeps several of them busy side
 from __future__ import annotations
 
 import os
+import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
+from ingest.parse.archive import check_archive
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.office import parse_docx, parse_html, parse_markdown, parse_pptx, parse_text
+from ingest.parse.opening import RefusedFile, read_checked
 from ingest.parse.pdf import ParseResult, parse_pdf
 from ingest.parse.quality import flag_near_duplicates
+from ingest.parse.roots import real_roots
 from ingest.parse.worker import ParsePool, ParseWorker
 
 PARSER_VERSION = "kbflow-parse@0.2"
@@ -28,6 +33,7 @@ __all__ = [
     "ParseError",
     "ParsePool",
     "ParseWorker",
+    "RefusedFile",
     "discover",
     "parse_document",
     "read_meta",
@@ -41,7 +47,9 @@ def discover(root: Path) -> list[Path]:
 
 
 def walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The documents under root, and the symbolic links refused with their reason.
+    """The documents under root, and the entries refused with their reason: symbolic links
+    out of root, and anything that is not a regular file (a FIFO would block the read forever,
+    a device would be read until memory runs out).
 
     A link is never followed out of root: a link to a file elsewhere would publish that file
     under the folder's ACL. A link to a file inside root is read as its target (the path
@@ -64,7 +72,15 @@ def walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             if name.startswith(".") or name.endswith(SIDECAR_SUFFIX):
                 continue
             if not path.is_symlink():
-                found.add(path)
+                try:
+                    mode = path.lstat().st_mode
+                except OSError as exc:
+                    refused.append((path, f"cannot be read: {exc.strerror or exc}"))
+                    continue
+                if stat.S_ISREG(mode):
+                    found.add(path)
+                else:
+                    refused.append((path, "not a regular file: not read"))
                 continue
             try:
                 target = path.resolve(strict=True)
@@ -86,10 +102,27 @@ def _resolves_under(path: Path, base: Path) -> bool:
         return False
 
 
-def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str]
+def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str], *,
+              document_roots: Sequence[Path] = (), max_file_mb: float = 100.0
               ) -> tuple[DocumentMeta, bytes]:
-    data = path.read_bytes()
+    """The file's metadata and bytes, read once from a descriptor checked to be a regular file
+    inside `root` (and inside the document roots, when they are configured) and within the size
+    limit; RefusedFile with the reason otherwise (see ingest.parse.opening)."""
+    if path.name.endswith(SIDECAR_SUFFIX):
+        raise RefusedFile(f"{path.name} is a sidecar, not a document")
+    real_root = root.resolve()
+    roots = real_roots(document_roots)
+    allowed = readable_folders(real_root, roots) if roots else [real_root]
+    data = read_checked(path, allowed, int(max_file_mb * 1024 * 1024), hidden_below=roots)
     return base_meta(path, root, data, default_tenant, default_acl), data
+
+
+def readable_folders(root: Path, roots: Sequence[Path]) -> list[Path]:
+    """Where a file of the folder `root` may lie when document roots are configured: inside
+    both trees (root itself if it is inside a document root, else the roots inside it)."""
+    if any(root.is_relative_to(r) for r in roots):
+        return [root]
+    return [r for r in roots if r.is_relative_to(root)]
 
 
 def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.0,
@@ -109,7 +142,7 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
                          "limit (the max_file_mb setting)")
     try:
         result = _parse(suffix, data)
-    except ParseError:
+    except (ParseError, MemoryError):  # a worker reports running out of memory as such
         raise
     except Exception as exc:  # any library failure on bad input is a reason, not a crash
         kind = suffix.lstrip(".").upper()
@@ -147,8 +180,10 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
 def _parse(suffix: str, data: bytes) -> ParseResult:
     if suffix == ".pdf":
         return parse_pdf(data)
-    if suffix in _ZIP_FORMATS and not data.startswith(b"PK\x03\x04"):
-        raise ParseError(f"not a {_ZIP_FORMATS[suffix]} file: {describe_content(data)}")
+    if suffix in _ZIP_FORMATS:
+        if not data.startswith(b"PK\x03\x04"):
+            raise ParseError(f"not a {_ZIP_FORMATS[suffix]} file: {describe_content(data)}")
+        check_archive(data, _ZIP_FORMATS[suffix])
     if suffix == ".docx":
         blocks, pages = parse_docx(data)
         return ParseResult(blocks, pages)

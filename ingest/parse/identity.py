@@ -11,7 +11,8 @@ the bodies are also alike; a document never links to itself (a repeal of its own
 version names its own title); files of different tenants never link; versions must be in the
 order their effective dates give (that order closes the older one): the repealed one takes
 effect before the one repealing it, and an undated version never links where it would sort
-before a newer one. Linked files share one doc id and get version ids from their markers or
+before a newer one; versions of one document lie in one folder (who may write the folder
+decides: see `same_folder`). Linked files share one doc id and get version ids from their markers or
 effective dates; a sidecar that sets doc_id or version is never overridden.
 
 The rules (`facts`, `links`, `decide`) are pure; `identify` applies them to a run's parsed
@@ -41,7 +42,7 @@ from ingest.models import (
     VersionLink,
     version_key,
 )
-from ingest.parse.metadata import read_sidecar
+from ingest.parse.metadata import TENANT_SEPARATOR, read_sidecar
 
 if TYPE_CHECKING:  # the manifest imports the parsers' models; only its type is needed here
     from ingest.manifest import ManifestStore
@@ -284,7 +285,7 @@ def links(candidates: list[Candidate]) -> list[tuple[int, int, VersionLink]]:
         others = {j for base in named for j in by_base.get(base, [])} | set(own)
         for j in sorted(others - {i}):
             second = candidates[j]
-            if first.tenant_id != second.tenant_id:
+            if first.tenant_id != second.tenant_id or not same_folder(first.ref, second.ref):
                 continue
             older, newer = j, i  # a repeal: the one stating it is the newer
             link = _repeal_link(first, second)
@@ -301,6 +302,13 @@ def links(candidates: list[Candidate]) -> list[tuple[int, int, VersionLink]]:
                 link.similarity = round(score, 3)
             found.append((older, newer, link))
     return found
+
+
+def same_folder(a: str, b: str) -> bool:
+    """Versions of one document live in one folder: who may write a folder decides what its
+    documents are, so a file elsewhere (another team's, another tenant's) that names a
+    document's title never takes it over."""
+    return Path(a).parent == Path(b).parent
 
 
 def _repeal_link(newer: Candidate, older: Candidate) -> VersionLink | None:
@@ -434,7 +442,9 @@ def _group_doc_id(members: list[Candidate], refs: set[str], assigned: set[str],
     if kept:  # ids already in the stores stay: chunks are never rekeyed
         return kept[-1].doc_id
     base = members[-1].facts.base_title  # the newest version's name
+    tenant, _, _ = members[-1].doc_id.rpartition(TENANT_SEPARATOR)  # scoped ids stay scoped
     doc_id = re.sub(r"[^\w]+", "-", base).strip("-").lower() or "document"
+    doc_id = f"{tenant}{TENANT_SEPARATOR}{doc_id}" if tenant else doc_id
     if taken(doc_id, "", refs) or doc_id in assigned:  # it names another document already
         doc_id += "-" + xxhash.xxh64_hexdigest("\x1f".join(sorted(refs)).encode())[:6]
     return doc_id

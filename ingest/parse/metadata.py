@@ -7,7 +7,9 @@ the default. Identifiers go into store filters and keys, so control characters a
 
 from __future__ import annotations
 
+import os
 import re
+import unicodedata
 from datetime import date
 from pathlib import Path
 
@@ -16,11 +18,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ingest.models import Block, BlockKind, DocumentMeta
+from ingest.parse.opening import read_checked
 from ingest.parse.roots import has_control_chars
 from ingest.text import numbered_heading_level
 
 SIDECAR_SUFFIX = ".meta.yaml"
+MAX_SIDECAR_BYTES = 1024 * 1024
 MAX_ID_CHARS = 128  # the vector store keeps tenant and group names up to 128 characters
+TENANT_SEPARATOR = ":"  # a doc id of a tenant other than the default is "<tenant>:<doc id>"
+# Business dates outside these are typing mistakes, and dates near date.min/max overflow when
+# a version's end is computed from the next one's start.
+EARLIEST_DATE, LATEST_DATE = date(1900, 1, 1), date(9998, 12, 31)
+# A source URI is shown to readers as a link: only schemes that name a place, never script.
+URI_SCHEMES = frozenset({"http", "https", "file", "s3", "gs", "smb", "sftp", "ftp"})
 _CN_DATE = re.compile(
     r"(?:生效日期|施行日期|实施日期)\s*[:：]?\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
 )
@@ -53,6 +63,21 @@ class Sidecar(BaseModel):
             raise ValueError("must not contain control characters or line breaks")
         return value
 
+    @field_validator("source_uri")
+    @classmethod
+    def _place(cls, value: str | None) -> str | None:
+        scheme = value.split(":", 1)[0].strip().lower() if value and ":" in value else ""
+        if value is not None and scheme not in URI_SCHEMES:
+            raise ValueError(f"must be a URI with one of the schemes {sorted(URI_SCHEMES)}")
+        return value
+
+    @field_validator("effective_from", "effective_to")
+    @classmethod
+    def _plausible(cls, value: date | None) -> date | None:
+        if value is not None and not EARLIEST_DATE <= value <= LATEST_DATE:
+            raise ValueError(f"{value} is outside {EARLIEST_DATE} … {LATEST_DATE}")
+        return value
+
     @field_validator("doc_id", "version", "tenant_id")
     @classmethod
     def _identifier(cls, value: str | None) -> str | None:
@@ -64,6 +89,10 @@ class Sidecar(BaseModel):
             raise ValueError(f"must be at most {MAX_ID_CHARS} characters")
         if "@" in value:  # version keys are doc_id@version: one "@" only
             raise ValueError("must not contain '@'")
+        if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
+            raise ValueError(f"must not contain {TENANT_SEPARATOR!r}")
+        if has_invisible_chars(value):
+            raise ValueError("must not contain invisible or direction-changing characters")
         return value
 
     @field_validator("acl")
@@ -75,8 +104,10 @@ class Sidecar(BaseModel):
             raise ValueError("is empty: list at least one group (an empty ACL never means "
                              "all staff; leave acl out to get the default)")
         for group in value:
-            if not group.strip() or has_control_chars(group) or len(group) > MAX_ID_CHARS:
-                raise ValueError(f"group {group!r} is empty, too long or has control characters")
+            if (not group.strip() or has_control_chars(group) or has_invisible_chars(group)
+                    or len(group) > MAX_ID_CHARS):
+                raise ValueError(f"group {group!r} is empty, too long or has control or "
+                                 "invisible characters")
         return value
 
     @model_validator(mode="after")
@@ -87,18 +118,37 @@ class Sidecar(BaseModel):
         return self
 
 
+def has_invisible_chars(text: str) -> bool:
+    """Zero-width and bidirectional controls (Unicode format characters): an id that holds one
+    looks like another id on screen while it is a different key."""
+    return any(unicodedata.category(c) == "Cf" for c in text)
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """YAML without numbers: `version: 1.10` stays "1.10" (a float would make it 1.1) and
+    `version: 010` stays "010" (YAML 1.1 reads it as octal 8). Dates stay dates."""
+
+
+_PlainLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
 def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
 def read_sidecar(path: Path) -> tuple[Sidecar, bytes]:
-    """The parsed sidecar and its raw bytes (part of the version's fingerprint)."""
+    """The parsed sidecar and its raw bytes (part of the version's fingerprint). It is read as
+    documents are (ingest.parse.opening): a regular file beside its document, never through a
+    link, at most MAX_SIDECAR_BYTES; anything else is refused, its content never shown."""
     side = sidecar_path(path)
-    if not side.exists():
+    if not os.path.lexists(side):
         return Sidecar(), b""
-    raw = side.read_bytes()
+    raw = read_checked(side, [side.parent.resolve()], MAX_SIDECAR_BYTES, what="sidecar")
     try:
-        data = yaml.safe_load(raw.decode("utf-8")) or {}
+        data = yaml.load(raw.decode("utf-8"), Loader=_PlainLoader) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ValueError(f"{side.name} is not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
@@ -118,6 +168,13 @@ def default_doc_id(path: Path, root: Path) -> str:
     return re.sub(r"[^\w]+", "-", stem).strip("-").lower()
 
 
+def scoped_doc_id(doc_id: str, tenant: str, default_tenant: str) -> str:
+    """Doc ids are unique per tenant: the same name in two tenants is two documents (a tenant's
+    file can neither overwrite nor close another tenant's version). The default tenant's ids
+    stay as given; another tenant's carry its name, "<tenant>:<doc id>" (neither may hold ':')."""
+    return doc_id if tenant == default_tenant else f"{tenant}{TENANT_SEPARATOR}{doc_id}"
+
+
 def file_hash(data: bytes) -> str:
     return xxhash.xxh64_hexdigest(data)
 
@@ -126,11 +183,12 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
               default_acl: list[str]) -> DocumentMeta:
     """Metadata known before parsing, so even a file that fails to parse gets a manifest row."""
     side, side_raw = read_sidecar(path)
+    tenant = default_tenant if side.tenant_id is None else side.tenant_id
     return DocumentMeta(
-        doc_id=side.doc_id or default_doc_id(path, root),
+        doc_id=scoped_doc_id(side.doc_id or default_doc_id(path, root), tenant, default_tenant),
         version_id=side.version or "1",
         title=side.title or "",
-        tenant_id=default_tenant if side.tenant_id is None else side.tenant_id,
+        tenant_id=tenant,
         acl=list(default_acl) if side.acl is None else side.acl,
         source_uri=side.source_uri or path.resolve().as_uri(),
         source_path=str(path),
@@ -163,5 +221,10 @@ def _effective_date(blocks: list[Block]) -> date | None:
         match = _CN_DATE.search(block.text) or _ISO_DATE.search(block.text)
         if match:
             year, month, day = (int(g) for g in match.groups())
-            return date(year, month, day)
+            try:
+                found = date(year, month, day)
+            except ValueError:  # 2025年13月1日: no date, so none is taken from the text
+                continue
+            if EARLIEST_DATE <= found <= LATEST_DATE:
+                return found
     return None

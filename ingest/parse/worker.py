@@ -1,6 +1,10 @@
 """Parsing under a time limit: a document is parsed in a child process that is killed when it
 runs past the limit (a pathological PDF, OCR of a huge page), so the run goes on without it.
 
+The child also runs under a memory limit (RLIMIT_DATA: the heap and every private writable
+mapping, so numpy and ONNX buffers count; not the shared libraries): a document that would
+need more fails with a reason instead of taking the machine's memory.
+
 The child is spawned, not forked: the parent may run threads (Prefect, ONNX Runtime), and a
 forked copy of a threaded process can deadlock. It is reused from one document to the next (it
 keeps the OCR model loaded) and replaced after a timeout or a crash.
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import resource
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -19,6 +24,7 @@ from ingest.models import DocumentMeta, ParsedDocument
 from ingest.parse.errors import ParseError
 
 STARTUP_TIMEOUT_S = 120.0  # importing the parsers in a fresh process, on a busy machine
+DEFAULT_MEMORY_MB = 3072  # OCR of a 200-dpi page peaks near 1 GB of data in the worker
 
 
 class ParseWorker:
@@ -26,8 +32,10 @@ class ParseWorker:
     raises ParseError for a bad document, a timeout or a crashed parser."""
 
     def __init__(self, timeout_s: float, max_file_mb: float = 100.0,
-                 allow_repaired_pdf: bool = False) -> None:
+                 allow_repaired_pdf: bool = False,
+                 memory_mb: float = DEFAULT_MEMORY_MB) -> None:
         self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
         self.max_file_mb = max_file_mb
         self.allow_repaired_pdf = allow_repaired_pdf
         self._lock = threading.Lock()
@@ -51,7 +59,9 @@ class ParseWorker:
             except EOFError:
                 code = self._process.exitcode if self._process else None
                 self.close()
-                raise ParseError(f"the parser process died (exit code {code})") from None
+                raise ParseError(f"the parser process died (exit code {code}; it may have run "
+                                 f"out of its {self.memory_mb:g} MB, the parse_memory_mb "
+                                 "setting)") from None
         if status == "error":
             raise ParseError(value)
         if not isinstance(value, ParsedDocument):
@@ -64,7 +74,7 @@ class ParseWorker:
         self.close()
         parent, child = multiprocessing.Pipe()
         process = multiprocessing.get_context("spawn").Process(
-            target=_serve, args=(child,), name="kbflow-parse", daemon=True)
+            target=_serve, args=(child, self.memory_mb), name="kbflow-parse", daemon=True)
         process.start()
         child.close()
         self._process, self._conn = process, parent
@@ -95,8 +105,9 @@ class ParsePool:
     by side (OCR keeps a core busy for seconds per page). Workers start on first use."""
 
     def __init__(self, workers: int, timeout_s: float, max_file_mb: float = 100.0,
-                 allow_repaired_pdf: bool = False) -> None:
-        self._all = [ParseWorker(timeout_s, max_file_mb, allow_repaired_pdf)
+                 allow_repaired_pdf: bool = False,
+                 memory_mb: float = DEFAULT_MEMORY_MB) -> None:
+        self._all = [ParseWorker(timeout_s, max_file_mb, allow_repaired_pdf, memory_mb)
                      for _ in range(max(workers, 1))]
         self._idle: queue.SimpleQueue[ParseWorker] = queue.SimpleQueue()
         for worker in self._all:
@@ -120,9 +131,11 @@ class ParsePool:
         self.close()
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, memory_mb: float) -> None:
     from ingest.parse import parse_document
 
+    limit = int(memory_mb * 1024 * 1024)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     conn.send("ready")
     while True:
         try:
@@ -132,6 +145,9 @@ def _serve(conn: Connection) -> None:
         try:
             conn.send(("ok", parse_document(meta, data, max_file_mb=max_file_mb,
                                             allow_repaired_pdf=allow_repaired_pdf)))
+        except MemoryError:
+            conn.send(("error", f"parsing needed more than {memory_mb:g} MB of memory (the "
+                                "parse_memory_mb setting)"))
         except Exception as exc:  # noqa: BLE001 - every failure goes back as a reason
             reason = str(exc) if isinstance(exc, ParseError) else f"{type(exc).__name__}: {exc}"
             conn.send(("error", reason))

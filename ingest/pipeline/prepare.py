@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
     window: list[Prepared] = []
     settings = ctx.settings
     with ParsePool(settings.parse_workers, settings.parse_timeout_s, settings.max_file_mb,
-                   settings.allow_repaired_pdf) as parser:
+                   settings.allow_repaired_pdf, settings.parse_memory_mb) as parser:
         for i, (path, folder) in enumerate(files, start=1):
             ctx.progress(i - 1, len(files), path.name)
             if item := select(ctx, params, selection, path, folder):
@@ -73,12 +74,13 @@ def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Pat
            folder: Path) -> Prepared | None:
     """The file read, if it must be parsed; None when it is unchanged, a copy, deleted or bad
     (a bad file fails alone, with its reason)."""
-    root = folder.resolve()
+    root, settings = folder.resolve(), ctx.settings
     item: Prepared | None = None
     try:
         with ctx.clock.stage("parse"):
-            meta, data = read_meta(path, root, ctx.settings.default_tenant,
-                                   ctx.settings.default_acl)
+            meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
+                                   document_roots=settings.document_roots,
+                                   max_file_mb=settings.max_file_mb)
         meta.source_path = str(path.resolve())
         item = Prepared(path, root, meta, data)
         return _choose(ctx, params, selection, item)
@@ -100,6 +102,7 @@ def _choose(ctx: RunContext, params: ChunkParams, selection: Selection,
     if known := manifest.inferred_version(meta.source_path, meta.file_hash):
         meta.doc_id, meta.version_id, meta.identity = (  # recognised by its text before
             known.doc_id, known.version_id, known.identity)
+    _check_owner(ctx, item)
     if substantial:
         selection.kept[meta.file_hash] = item.key
     selection.duplicates.setdefault(item.key, [])
@@ -114,6 +117,23 @@ def _choose(ctx: RunContext, params: ChunkParams, selection: Selection,
         raise ValueError(f"{version} is also declared by {selection.claimed[version]}")
     selection.claimed[version] = str(item.path)
     return item
+
+
+def _check_owner(ctx: RunContext, item: Prepared) -> None:
+    """Versions of one document live in one folder (see ingest.parse.identity.same_folder): a
+    file may not add a version to, or rewrite one of, a document whose files are elsewhere, or
+    a sidecar anywhere could serve its text as another team's policy. A file that moved (its
+    old path is gone) keeps its document."""
+    folder = Path(item.meta.source_path).parent
+    for record in ctx.manifest.documents(doc_ids=[item.meta.doc_id]):
+        elsewhere = Path(record.source_path).parent != folder
+        if (elsewhere and record.state != State.TOMBSTONED
+                and os.path.lexists(record.source_path)):
+            raise PermissionError(
+                f"doc id {item.meta.doc_id} belongs to the files in "
+                f"{Path(record.source_path).parent} ({record.version_key}); a file in {folder} "
+                "may not add a version to it "
+                "(keep a document's versions in one folder, or give this file its own doc_id)")
 
 
 def _lift(ctx: RunContext, selection: Selection, item: Prepared) -> bool:

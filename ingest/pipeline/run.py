@@ -68,6 +68,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
         ctx.log.warning("%d chunk(s) exceed the embedding model's %d-token input",
                         outcome.over_budget, tokens.max_tokens)
     _publish(ctx, generation, outcome)
+    outcome.tombstoned += _retire_replaced(ctx, outcome.written)
     summary = _summary(ctx, source, outcome)
     ctx.manifest.finish_run(ctx.run_id, summary.model_dump(mode="json"))
     return summary
@@ -100,6 +101,22 @@ def _tombstone(ctx: RunContext, deleted: Sequence[str]) -> list[str]:
     return tombstoned
 
 
+def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
+    """A file that now holds another document (its sidecar's doc_id changed, or its text was
+    recognised as a version of another document) no longer holds the one it held: that
+    version's rows from this file would go on answering with stale text, so it is tombstoned."""
+    retired = []
+    for w in written:
+        meta = w.planned.job.meta
+        for record in ctx.manifest.documents(source_paths=[meta.source_path]):
+            if record.doc_id != meta.doc_id and record.state != State.TOMBSTONED:
+                ctx.manifest.tombstone(record.doc_id, record.version_id,
+                                       f"its file now holds {w.planned.job.version_key}",
+                                       ctx.run_id)
+                retired.append(record.version_key)
+    return retired
+
+
 def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
     """Embed and write the planned versions, then record duplicates and clean up tombstones."""
     settings, manifest = ctx.settings, ctx.manifest
@@ -130,6 +147,8 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
         stores = open_stores(ctx.settings, embedder.name, embedder.dimension,
                              generation.generation)
         try:
+            if generation.dimension is None and generation.status == "serving":
+                stores.activate()  # the very first ingest: the aliases name g1 from now on
             ctx.progress(outcome.files, outcome.files, "writing the stores")
             outcome.written = write(ctx, stores, outcome.planned, vectors)
         finally:

@@ -45,6 +45,7 @@ from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, se
 from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
+from ingest.stores.tokens import query_tokens
 
 
 class SearchResult(BaseModel):
@@ -116,7 +117,10 @@ def hybrid_search(
     )
     depth = max(k * 4, 20)
     final = mode == "final"
-    rewritten = rewrite(query, vocabulary) if vocabulary is not None and final else None
+    # The vocabulary as this reader sees it: no typo is fixed to another tenant's word.
+    reader = (vocabulary.seen_by(lambda terms: lexical.term_counts(terms, flt))
+              if vocabulary is not None else None)
+    rewritten = rewrite(query, reader) if reader is not None and final else None
     bm25_text = rewritten.bm25_text if rewritten else query
     dense_text = rewritten.dense_text if rewritten else query
     fixed = (rewritten.corrected or query) if rewritten else query
@@ -157,8 +161,10 @@ def hybrid_search(
     closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in top])
     answers = ids.without_titles()  # what, carried exactly, answers whatever the wording
     results = []
-    rarity = term_weights(fixed, vocabulary.terms if vocabulary else {},
-                          vocabulary.largest_df if vocabulary else 0)
+    if reader is not None:
+        reader.prefetch(query_tokens(fixed))
+    rarity = term_weights(fixed, reader.terms if reader else {},
+                          reader.largest_df if reader else 0)
     for position, (chunk_id, sentence) in enumerate(zip(top, closest, strict=True), start=1):
         chunk = chunks[chunk_id]
         vector = cached.get(chunk.content_hash)

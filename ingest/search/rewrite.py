@@ -5,7 +5,10 @@ in BM25 and mislead the encoder; users and documents name one thing differently 
 打车/出租车), and a question in one language about a document in the other matches neither path.
 
 - Typos are corrected only against the corpus's own vocabulary (the terms the lexical store
-  indexed, with their document frequency), and only where a Chinese span of the query is not a
+  indexed, with their document frequency) as the reader sees it: a search counts each term in
+  the chunks its filter lets through (`Vocabulary.seen_by`), so a query is never corrected to,
+  nor protected or expanded by, a word of another tenant's, group's or unpublished version's
+  document. Corrections happen only where a Chinese span of the query is not a
   corpus term itself but reads like one (toneless pinyin, a character's reading in context or
   its most common one; near-homophones z/zh, c/ch, s/sh, n/l, an/ang, en/eng, in/ing rank after
   exact ones).
@@ -19,11 +22,12 @@ in BM25 and mislead the encoder; users and documents name one thing differently 
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +94,36 @@ def _is_chinese_term(term: str) -> bool:
     return bool(_CJK.fullmatch(term)) and not (set(term) & _NUMERALS)
 
 
+class _Visible(Mapping[str, int]):
+    """The corpus's term counts as one reader sees them: a corpus term counts the chunks the
+    reader may see (asked of the store once, in batches); a term none of them holds is absent."""
+
+    def __init__(self, corpus: Mapping[str, int],
+                 count: Callable[[list[str]], Mapping[str, int]]) -> None:
+        self._corpus, self._count = corpus, count
+        self._seen: dict[str, int] = {}
+
+    def fetch(self, terms: Iterable[str]) -> None:
+        """Count, in one store call, the corpus terms among `terms` not counted yet."""
+        new = [t for t in dict.fromkeys(terms) if t in self._corpus and t not in self._seen]
+        if new:
+            counts = self._count(new)
+            self._seen.update((t, counts.get(t, 0)) for t in new)
+
+    def __getitem__(self, term: str) -> int:
+        self.fetch([term])
+        if not self._seen.get(term):
+            raise KeyError(term)
+        return self._seen[term]
+
+    def __iter__(self) -> Iterator[str]:
+        self.fetch(self._corpus)
+        return (t for t in self._corpus if self._seen[t])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @dataclass
 class Vocabulary:
     """Corpus terms (term -> number of chunks) indexed by pinyin, and the synonym groups of the
@@ -119,6 +153,21 @@ class Vocabulary:
         terms = source.vocabulary() if isinstance(source, LexicalStore) else source
         return cls(dict(terms), settings)
 
+    def seen_by(self, count: Callable[[list[str]], Mapping[str, int]]) -> Vocabulary:
+        """This vocabulary for one reader: `count` gives, per term, the chunks holding it that
+        the reader may see (the lexical store's `term_counts` under the search's filter).
+        Corrections, protected words, expansions and term weights then draw on the reader's
+        documents alone; the pinyin index and synonym groups are shared."""
+        self.refresh()
+        view = copy.copy(self)
+        view.terms = _Visible(self.terms, count)
+        return view
+
+    def prefetch(self, terms: Iterable[str]) -> None:
+        """Count `terms` for the reader in one store call (nothing to do on corpus counts)."""
+        if isinstance(self.terms, _Visible):
+            self.terms.fetch(terms)
+
     def refresh(self) -> None:
         """Re-read the synonym files if any changed (cheap: a stat per file). A broken edit
         fails the first load; later, it is logged once and the previous groups stay in use, so
@@ -146,13 +195,19 @@ class Vocabulary:
         """Each synonym group as (term, matcher) pairs."""
         return self._groups
 
+    def _common(self, term: str) -> bool:
+        """A correction's target: in `typo_min_df` chunks at least (of the reader's own)."""
+        return self.terms.get(term, 0) >= self.settings.typo_min_df
+
     def candidates(self, span: str) -> list[tuple[str, bool]]:
         """Corpus terms that read like `span`: exact homophones first, then near ones, each by
         falling frequency."""
         readings = _readings(span)
         exact = {t for r in readings for t in self._exact.get(r, ())}
         near = {t for r in readings for t in self._near.get(_fuzzy(r), ())} - exact
-        order = [(t, True) for t in exact] + [(t, False) for t in near]
+        self.prefetch(sorted(exact | near))
+        order = [(t, True) for t in exact if self._common(t)]
+        order += [(t, False) for t in near if self._common(t)]
         return sorted(order, key=lambda c: (not c[1], -self.terms[c[0]], c[0]))
 
 
@@ -167,9 +222,10 @@ def correct(query: str, vocab: Vocabulary) -> tuple[str, list[Correction]]:
         text, offset = run.group(), run.start()
         words = tokenizer.segment(text)
         starts = [0, *itertools.accumulate(len(w) for w in words)]
+        vocab.prefetch([*words, *(text[s:s + n] for s in starts for n in (2, 3, 4))])
         protected = [False] * len(text)
         for start, word in zip(starts, words, strict=False):
-            if len(word) >= 2 and (word in vocab.terms or tokenizer.is_word(word)):
+            if len(word) >= 2 and (tokenizer.is_word(word) or word in vocab.terms):
                 protected[start:start + len(word)] = [True] * len(word)
         protected[0] = protected[0] or query[offset - 1:offset].isdigit()
         position = 0
@@ -222,11 +278,13 @@ def expand(text: str, vocab: Vocabulary) -> list[str]:
     towards the names the documents prefer, e.g. 报账 -> 报销, or "marriage leave" -> 婚假 in a
     Chinese corpus, while 报销 in a Chinese corpus adds nothing."""
     lowered = text.lower()
+    named_groups = [(group, [t for t, matcher in group if matcher.search(lowered)])
+                    for group in vocab.groups]
+    named_groups = [(group, named) for group, named in named_groups if named]
+    vocab.prefetch(w for group, _ in named_groups for t, _ in group
+                   for w in (t, *tokenizer.query_tokens(t)))
     added: list[str] = []
-    for group in vocab.groups:
-        named = [t for t, matcher in group if matcher.search(lowered)]
-        if not named:
-            continue
+    for group, named in named_groups:
         floor = max(_frequency(t, vocab) for t in named)
         added += [t for t, _ in group if t not in named and _frequency(t, vocab) > floor]
     return list(dict.fromkeys(added))

@@ -29,6 +29,7 @@ _BATCH = 500
 _RETRY_STATUS = (429, 500, 502, 503, 504)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 _SIMILARITY = "kbflow_bm25"
+_MAX_TERMS = 65536  # Elasticsearch's default index.max_terms_count
 
 _KEYWORDS = ("chunk_id", "doc_id", "version_id", "version_key", "parent_chunk_id",
              "prev_chunk_id", "next_chunk_id", "kind", "title_path", "clause_no",
@@ -96,6 +97,22 @@ def _reason(info: dict[str, Any]) -> str:
     return str(error) or f"status {info.get('status')}"
 
 
+def _filters(flt: SearchFilter) -> list[dict[str, Any]]:
+    """The query contract as filter clauses. The hidden keys go in `terms` clauses of at most
+    `_MAX_TERMS` keys each: one longer list is refused (index.max_terms_count)."""
+    day = day_number(flt.as_of, OPEN_END)
+    keys = flt.hidden_keys
+    hidden = [{"terms": {"version_key": keys[at:at + _MAX_TERMS]}}
+              for at in range(0, len(keys), _MAX_TERMS)]
+    return [
+        {"term": {"tenant_id": flt.tenant_id}},
+        {"terms": {"acl": flt.groups}},
+        {"range": {"eff_from": {"lte": day}}},
+        {"range": {"eff_to": {"gte": day}}},
+        {"bool": {"must_not": [{"term": {"kind": ChunkKind.PARENT.value}}, *hidden]}},
+    ]
+
+
 class ElasticsearchLexicalStore:
     def __init__(self, url: str, alias: str = "kbflow_chunks", generation: str = "g1",
                  analyzer: Literal["jieba", "cjk"] = "cjk", request_timeout: float = 30) -> None:
@@ -148,24 +165,22 @@ class ElasticsearchLexicalStore:
             match = {"match": {"tokens": " ".join(terms)}}
         else:
             match = {"match": {"body": query}}
-        day = day_number(flt.as_of, OPEN_END)
-        body = {
-            "bool": {
-                "must": [match],
-                "filter": [
-                    {"term": {"tenant_id": flt.tenant_id}},
-                    {"terms": {"acl": flt.groups}},
-                    {"range": {"eff_from": {"lte": day}}},
-                    {"range": {"eff_to": {"gte": day}}},
-                    {"bool": {"must_not": [{"term": {"kind": ChunkKind.PARENT.value}},
-                                           {"terms": {"version_key": flt.hidden_keys}}]}},
-                ],
-            }
-        }
+        body = {"bool": {"must": [match], "filter": _filters(flt)}}
         result = self._es.search(index=self.index, query=body, size=k, source=False,
                                  sort=[{"_score": "desc"}, {"chunk_id": "asc"}],
                                  track_scores=True)
         return [Hit(chunk_id=h["_id"], score=h["_score"]) for h in result["hits"]["hits"]]
+
+    def term_counts(self, terms: Sequence[str], flt: SearchFilter) -> dict[str, int]:
+        """Per jieba term, the chunks holding it that `flt` lets through (one request)."""
+        counts = dict.fromkeys(terms, 0)
+        if not flt.groups or not counts:
+            return counts
+        ask = {str(n): {"term": {"tokens": term}} for n, term in enumerate(counts)}
+        result = self._es.search(index=self.index, size=0, query={"bool": {
+            "filter": _filters(flt)}}, aggs={"terms": {"filters": {"filters": ask}}})
+        buckets = result["aggregations"]["terms"]["buckets"]
+        return {term: buckets[str(n)]["doc_count"] for n, term in enumerate(counts)}
 
     def chunk_ids(self, version_key: str) -> set[str]:
         hits = helpers.scan(self._es, index=self.index, source=False,

@@ -146,10 +146,13 @@ class LadybugGraphStore:
         self._generation = generation
         self._alias = alias
         self._path = folder / f"{generation}.lbug"
-        self._db = ladybug.Database(str(self._path))
+        # A file this process may not write (a read-only data directory) is read as it is.
+        read_only = self._path.exists() and not (os.access(self._path, os.W_OK)
+                                                 and os.access(folder, os.W_OK))
+        self._db = ladybug.Database(str(self._path), read_only=read_only)
         self._closed = False
         self._conn = ladybug.Connection(self._db)
-        for statement in _SCHEMA + _VISIBILITY_COLUMNS:
+        for statement in () if read_only else _SCHEMA + _VISIBILITY_COLUMNS:
             self._conn.execute(statement)
 
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:

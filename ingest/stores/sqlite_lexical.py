@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
-from ingest.stores.sqlite_file import connect, point_alias, writing
+from ingest.stores.sqlite_file import connect, is_read_only, point_alias, writing
 from ingest.stores.tokens import query_tokens, tokens
 
 
@@ -24,6 +24,8 @@ class SqliteLexicalStore:
         self._alias = alias
         self._generation = generation
         self._t = table = f"{alias}_{generation}"
+        if is_read_only(self._db):
+            return
         self._db.executescript(
             f"""CREATE TABLE IF NOT EXISTS {table} (
                     rowid INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL,
@@ -82,7 +84,7 @@ class SqliteLexicalStore:
         terms = query_tokens(query)
         if not terms or not flt.groups or k < 1:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        match = " OR ".join(_phrase(t) for t in terms)
         depth = max(4 * k, 100)
         self._db.execute("BEGIN")  # one snapshot for the ranking and the filter
         try:
@@ -101,19 +103,32 @@ class SqliteLexicalStore:
     def _visible(self, ranked: list[tuple[int, float]], flt: SearchFilter) -> list[Hit]:
         """The ranked rows the filter lets through, best first (ties by chunk id)."""
         score = dict(ranked)
-        day = day_number(flt.as_of, OPEN_END)
-        keys = ",".join("?" * len(flt.hidden_keys))
-        groups = ",".join("?" * len(flt.groups))
+        where, params = _where(flt)
         rows = self._db.execute(
             f"""SELECT c.rowid, c.chunk_id FROM {self._t} c
-                WHERE c.rowid IN (SELECT value FROM json_each(?)) AND c.kind != 'parent'
-                  AND c.tenant_id = ? AND c.eff_from <= ? AND c.eff_to >= ?
-                  AND c.version_key NOT IN ({keys})
-                  AND EXISTS (SELECT 1 FROM json_each(c.acl) WHERE value IN ({groups}))""",
-            [json.dumps(list(score)), flt.tenant_id, day, day, *flt.hidden_keys, *flt.groups],
+                WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}""",
+            [json.dumps(list(score)), *params],
         )
         hits = [Hit(chunk_id=chunk_id, score=score[rowid]) for rowid, chunk_id in rows]
         return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+
+    def term_counts(self, terms: Sequence[str], flt: SearchFilter) -> dict[str, int]:
+        """Per term, the chunks holding it that `flt` lets through (one snapshot for all)."""
+        counts = dict.fromkeys(terms, 0)
+        if not flt.groups:
+            return counts
+        where, params = _where(flt)
+        self._db.execute("BEGIN")
+        try:
+            for term in counts:
+                counts[term] = self._db.execute(
+                    f"""SELECT count(*) FROM {self._t} c WHERE c.rowid IN (SELECT rowid
+                        FROM {self._t}_fts WHERE {self._t}_fts MATCH ?) AND {where}""",
+                    [_phrase(term), *params],
+                ).fetchone()[0]
+        finally:
+            self._db.execute("COMMIT")
+        return counts
 
     def chunk_ids(self, version_key: str) -> set[str]:
         rows = self._db.execute(
@@ -133,3 +148,19 @@ class SqliteLexicalStore:
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab(main, {self._t}_fts, row)"
         )
         return dict(self._db.execute(f"SELECT term, doc FROM {vocab}"))
+
+
+def _phrase(term: str) -> str:
+    """`term` as one FTS5 phrase (quoted: no character of it is query syntax)."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _where(flt: SearchFilter) -> tuple[str, list[object]]:
+    """The query contract's filter on rows `c`, and its parameters. The hidden keys go in as
+    one JSON array: as many `?` would stop at SQLite's variable limit (32,766 by default)."""
+    day = day_number(flt.as_of, OPEN_END)
+    groups = ",".join("?" * len(flt.groups))
+    return (f"""c.kind != 'parent' AND c.tenant_id = ? AND c.eff_from <= ? AND c.eff_to >= ?
+                AND c.version_key NOT IN (SELECT value FROM json_each(?))
+                AND EXISTS (SELECT 1 FROM json_each(c.acl) WHERE value IN ({groups}))""",
+            [flt.tenant_id, day, day, json.dumps(flt.hidden_keys), *flt.groups])

@@ -22,7 +22,7 @@ import numpy as np
 from ingest.embed import Embedding
 from ingest.models import OPEN_END, OPEN_START, Chunk, Hit, SearchFilter, day_number
 from ingest.stores.protocols import EmbeddingMismatchError
-from ingest.stores.sqlite_file import connect, point_alias, writing
+from ingest.stores.sqlite_file import connect, is_read_only, point_alias, writing
 
 _META = np.dtype([("alive", "?"), ("tenant", "i4"), ("version", "i4"), ("eff_from", "i8"),
                   ("eff_to", "i8"), ("coverage", "f4")])
@@ -51,7 +51,22 @@ class SqliteVectorStore:
         self._dimension = dimension
         self._alias = alias
         self._t = table = f"{alias}_{generation}"
-        with writing(self._db):  # the model recorded is the one the table was made for
+        if not is_read_only(self._db):
+            self._create(model, dimension)
+        recorded = self._db.execute("SELECT model, dimension FROM kbflow_models WHERE name=?",
+                                    (table,)).fetchone()
+        if tuple(recorded) != (model, dimension):
+            self._db.close()
+            raise EmbeddingMismatchError(
+                f"vectors {table} hold {recorded[0]} vectors (dim {recorded[1]}), not {model} "
+                f"(dim {dimension}); run a full rebuild for a new model"
+            )
+        self._forget()
+
+    def _create(self, model: str, dimension: int) -> None:
+        """The generation's tables, recording the model they are made for (if none was)."""
+        table = self._t
+        with writing(self._db):
             for statement in (
                 """CREATE TABLE IF NOT EXISTS kbflow_models (
                     name TEXT PRIMARY KEY, model TEXT NOT NULL, dimension INTEGER NOT NULL)""",
@@ -69,15 +84,6 @@ class SqliteVectorStore:
                 self._db.execute(statement)
             self._db.execute("INSERT OR IGNORE INTO kbflow_models VALUES (?, ?, ?)",
                              (table, model, dimension))
-            recorded = self._db.execute("SELECT model, dimension FROM kbflow_models WHERE name=?",
-                                        (table,)).fetchone()
-        if tuple(recorded) != (model, dimension):
-            self._db.close()
-            raise EmbeddingMismatchError(
-                f"vectors {table} hold {recorded[0]} vectors (dim {recorded[1]}), not {model} "
-                f"(dim {dimension}); run a full rebuild for a new model"
-            )
-        self._forget()
 
     def _forget(self) -> None:
         """Empty the in-memory copy; the next search reads every row."""
