@@ -125,8 +125,19 @@ class ParseReport(BaseModel):
     repaired: bool = False  # PyMuPDF rebuilt a damaged PDF: pages may be missing
     pages_read: int | None = None  # pages that gave text (PDF), when fewer than `pages` matter
     encoding: str | None = None  # how a text file was decoded (utf-8, utf-8-sig, gb18030)
+    chars_seen: int = 0  # all text the file holds: body, tables, notes, footnotes, text boxes …
+    chars_indexed: int = 0  # the text of the blocks that go on to be chunked
+    skipped: dict[str, int] = Field(default_factory=dict)  # parts left out on purpose, by kind
+    title_source: str = ""  # where the title came from: sidecar, metadata, heading, first line …
+    turned_pages: list[int] = Field(default_factory=list)  # scans read after turning upright
     parse_error: str | None = None
     seconds: float = 0.0
+
+
+    @property
+    def coverage(self) -> float:
+        """Share of the text seen that was indexed (1.0 when the format states no more)."""
+        return min(1.0, self.chars_indexed / self.chars_seen) if self.chars_seen else 1.0
 
 
 class ParsedDocument(BaseModel):

@@ -16,17 +16,30 @@ from pathlib import Path
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
 from ingest.parse.errors import ParseError, describe_content
+from ingest.parse.markdown_text import parse_markdown_file, parse_text_file
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
-from ingest.parse.office import parse_docx, parse_html, parse_markdown, parse_pptx, parse_text
 from ingest.parse.opening import RefusedFile, read_checked
-from ingest.parse.pdf import ParseResult, parse_pdf
+from ingest.parse.pdf import parse_pdf
 from ingest.parse.quality import flag_near_duplicates
+from ingest.parse.result import Parser, ParseResult
 from ingest.parse.roots import real_roots
+from ingest.parse.slides import parse_pptx
+from ingest.parse.webpage import parse_html
+from ingest.parse.word import parse_docx
 from ingest.parse.worker import ParsePool, ParseWorker
 
-PARSER_VERSION = "kbflow-parse@0.2"
-SUPPORTED_SUFFIXES = {".pdf", ".md", ".markdown", ".txt", ".html", ".htm", ".docx", ".pptx"}
-_ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX"}
+PARSER_VERSION = "kbflow-parse@0.3"
+# One parser module per format, all behind ingest.parse.result.Parser.
+PARSERS: dict[str, Parser] = {
+    ".pdf": parse_pdf,
+    ".md": parse_markdown_file, ".markdown": parse_markdown_file,
+    ".txt": parse_text_file,
+    ".html": parse_html, ".htm": parse_html,
+    ".docx": parse_docx,
+    ".pptx": parse_pptx,
+}
+SUPPORTED_SUFFIXES = set(PARSERS)
+_ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX"}
 
 __all__ = [
     "PARSER_VERSION",
@@ -156,7 +169,8 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
         pdf = f" ({result.pages} pages, {result.ocr_pages} read by OCR)" if suffix == ".pdf" else ""
         raise ParseError(f"no text found in document{pdf}")
     near_duplicates = flag_near_duplicates(blocks)
-    meta = complete_meta(meta, blocks)
+    meta, title_source = complete_meta(meta, blocks, result.title, result.title_source)
+    indexed = sum(len(b.text) for b in blocks if b.kind != BlockKind.TABLE)
     confidences = result.ocr_confidences
     report = ParseReport(
         pages=result.pages,
@@ -171,6 +185,11 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
         repaired=result.repaired,
         pages_read=pages_read if suffix == ".pdf" else None,
         encoding=result.encoding,
+        chars_indexed=indexed,
+        chars_seen=max(indexed, result.chars_seen or 0),
+        skipped=dict(result.skipped),
+        title_source=title_source,
+        turned_pages=result.turned_pages,
         seconds=round(time.perf_counter() - started, 3),
     )
     return ParsedDocument(meta=meta, blocks=blocks, parser_version=PARSER_VERSION,
@@ -178,43 +197,8 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
 
 
 def _parse(suffix: str, data: bytes) -> ParseResult:
-    if suffix == ".pdf":
-        return parse_pdf(data)
-    if suffix in _ZIP_FORMATS:
+    if suffix in _ZIP_FORMATS:  # Office files: the archive's declared sizes first
         if not data.startswith(b"PK\x03\x04"):
             raise ParseError(f"not a {_ZIP_FORMATS[suffix]} file: {describe_content(data)}")
         check_archive(data, _ZIP_FORMATS[suffix])
-    if suffix == ".docx":
-        blocks, pages = parse_docx(data)
-        return ParseResult(blocks, pages)
-    if suffix == ".pptx":
-        blocks, pages = parse_pptx(data)
-        return ParseResult(blocks, pages)
-    if suffix in {".html", ".htm"}:
-        return ParseResult(parse_html(data), 1)
-    text, encoding = decode_text(data)
-    markdown = suffix in {".md", ".markdown"}
-    blocks = parse_markdown(text) if markdown else parse_text(text)
-    return ParseResult(blocks, 1, encoding=encoding)
-
-
-def decode_text(data: bytes) -> tuple[str, str]:
-    """The text and the encoding it was read with: UTF-8 (with or without a BOM), else GB18030,
-    which Chinese Windows editors still save by default. Bytes neither can read are a reason.
-
-    GB18030 maps almost every byte sequence, so its result must also look like text: control
-    characters other than whitespace mean the file is binary or in another encoding."""
-    bom = data.startswith(b"\xef\xbb\xbf")
-    encodings = ["utf-8-sig"] if bom else ["utf-8", "gb18030"]
-    errors = []
-    for encoding in encodings:
-        try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError as exc:
-            errors.append(f"not {encoding.upper()} ({exc.reason} at byte {exc.start})")
-            continue
-        if encoding == "gb18030" and any(ord(c) < 32 and c not in "\t\n\r\f" for c in text):
-            errors.append("not GB18030 text (control characters)")
-            continue
-        return text, encoding
-    raise ParseError(f"text file is in an unknown encoding: {'; '.join(errors)}")
+    return PARSERS[suffix](data)

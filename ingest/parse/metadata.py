@@ -198,22 +198,41 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
     )
 
 
-def complete_meta(meta: DocumentMeta, blocks: list[Block]) -> DocumentMeta:
-    """Fill title and effective date from the text where the sidecar left them open."""
-    title = meta.title or _title(blocks)
+def complete_meta(meta: DocumentMeta, blocks: list[Block], stated_title: str = "",
+                  stated_source: str = "") -> tuple[DocumentMeta, str]:
+    """Fill title and effective date from the text where the sidecar left them open; with
+    where the title came from (sidecar; what the format states, e.g. a title slide or PDF
+    metadata; the first heading; a first short line; "" when none was found)."""
+    title, source = meta.title, "sidecar" if meta.title else ""
+    if not title and stated_title and not _not_a_title(stated_title):
+        title, source = stated_title.strip("《》 "), stated_source
+    if not title:
+        title, source = _title(blocks)
     effective_from = meta.effective_from or _effective_date(blocks)
-    return meta.model_copy(update={"title": title, "effective_from": effective_from})
+    return meta.model_copy(update={"title": title, "effective_from": effective_from}), source
 
 
-def _title(blocks: list[Block]) -> str:
-    for block in blocks[:5]:
+# A revision or version line, a date or a page number says which copy, not what the document is.
+_NOT_A_TITLE = re.compile(
+    r"^(?:rev(?:ision)?\.?|version|ver\.?|v\d|draft|page|第\s*\d+\s*页|版本|修订|修改记录|页)"
+    r"|^[\d\s./\-年月日:：]+$", re.I)
+
+
+def _not_a_title(text: str) -> bool:
+    return bool(_NOT_A_TITLE.match(text.strip())) or bool(_CN_DATE.search(text))
+
+
+def _title(blocks: list[Block]) -> tuple[str, str]:
+    for block in blocks[:8]:
         numbered = numbered_heading_level(block.text) is not None  # "第一章 总则" is no title
-        if block.kind == BlockKind.HEADING and len(block.text) <= 60 and not numbered:
-            return block.text.strip("《》 ")
+        if (block.kind == BlockKind.HEADING and len(block.text) <= 60 and not numbered
+                and not _not_a_title(block.text)):
+            return block.text.strip("《》 "), "heading"
     for block in blocks[:3]:
-        if len(block.text) <= 40 and not _CN_DATE.search(block.text):
-            return block.text.strip("《》 ")
-    return ""
+        if (block.kind != BlockKind.TABLE_ROW and len(block.text) <= 40
+                and not _not_a_title(block.text)):
+            return block.text.strip("《》 "), "first line"
+    return "", ""
 
 
 def _effective_date(blocks: list[Block]) -> date | None:

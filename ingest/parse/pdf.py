@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import io
 import logging
-from dataclasses import dataclass, field
 
 import pdfplumber
 import pymupdf
 from pdfplumber.pdf import PDF as PlumberPDF
 
-from ingest.models import Block
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.layout import (
     Item,
@@ -24,25 +22,12 @@ from ingest.parse.layout import (
 )
 from ingest.parse.ocr import ocr_page
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
+from ingest.parse.result import ParseResult
 from ingest.parse.tables import is_caption
 from ingest.text import normalize, tidy_numbering
 
 MIN_TEXT_CHARS = 20  # a page with less readable text than this, and an image, is a scan
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class ParseResult:
-    """Blocks plus what the report needs to know about how they were read."""
-
-    blocks: list[Block]
-    pages: int
-    ocr_pages: int = 0
-    ocr_confidences: list[float] = field(default_factory=list)  # one per OCR line
-    empty_pages: int = 0
-    headers_footers_removed: int = 0
-    repaired: bool = False  # PyMuPDF had to rebuild the file (truncated or damaged)
-    encoding: str | None = None
 
 
 def parse_pdf(data: bytes) -> ParseResult:

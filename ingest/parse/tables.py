@@ -126,3 +126,9 @@ def html_table_rows(markup: str) -> list[list[str | None]]:
 def _span(cell: html.HtmlElement, name: str) -> int:
     value = cell.get(name, "1").strip()
     return min(int(value), 100) if value.isdigit() and int(value) > 0 else 1
+
+
+def caption_before(blocks: list[Block]) -> str:
+    """The paragraph right before a table when it names the table ("表1 费用报销标准表")."""
+    last = blocks[-1] if blocks else None
+    return last.text if last and last.kind == BlockKind.PARAGRAPH and is_caption(last.text) else ""

@@ -1,0 +1,91 @@
+"""Markdown (markdown-it) and plain text: headings keep their level, tables become rows.
+
+Text files are decoded as UTF-8 (with or without a BOM), else GB18030, which Chinese Windows
+editors still save by default."""
+
+from __future__ import annotations
+
+import functools
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ingest.models import Block, BlockKind
+from ingest.parse.errors import ParseError
+from ingest.parse.result import ParseResult
+from ingest.parse.tables import caption_before, grid_blocks
+from ingest.text import join_lines, normalize
+
+
+def parse_markdown_file(data: bytes) -> ParseResult:
+    text, encoding = decode_text(data)
+    return ParseResult(parse_markdown(text), 1, encoding=encoding)
+
+
+def parse_text_file(data: bytes) -> ParseResult:
+    text, encoding = decode_text(data)
+    return ParseResult(parse_text(text), 1, encoding=encoding)
+
+
+def parse_markdown(text: str) -> list[Block]:
+    """Headings keep their level; tables become one block per data row."""
+    blocks: list[Block] = []
+    heading_level: int | None = None
+    table: list[list[str]] | None = None
+    for token in MarkdownIt("commonmark").enable("table").parse(text):
+        if token.type == "heading_open":
+            heading_level = int(token.tag[1])
+        elif token.type == "heading_close":
+            heading_level = None
+        elif token.type == "table_open":
+            table = []
+        elif token.type == "tr_open" and table is not None:
+            table.append([])
+        elif token.type == "table_close" and table is not None:
+            blocks += grid_blocks(table, caption=caption_before(blocks))
+            table = None
+        elif token.type == "inline":
+            content = functools.reduce(join_lines, normalize(_plain(token)).split("\n"))
+            if table is not None:
+                table[-1].append(content)
+            elif content and heading_level is not None:
+                blocks.append(Block(kind=BlockKind.HEADING, text=content, level=heading_level))
+            elif content:
+                blocks.append(Block(kind=BlockKind.PARAGRAPH, text=content))
+    return blocks
+
+
+def _plain(token: Token) -> str:
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in {"text", "code_inline"}:
+            parts.append(child.content)
+        elif child.type in {"softbreak", "hardbreak"}:
+            parts.append("\n")
+    return "".join(parts)
+
+
+def parse_text(text: str) -> list[Block]:
+    return [Block(kind=BlockKind.PARAGRAPH, text=line) for line in normalize(text).split("\n")]
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """The text and the encoding it was read with: UTF-8 (with or without a BOM), else GB18030.
+    Bytes neither can read are a reason.
+
+    GB18030 maps almost every byte sequence, so its result must also look like text: control
+    characters other than whitespace mean the file is binary or in another encoding."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    encodings = ["utf-8-sig"] if bom else ["utf-8", "gb18030"]
+    errors = []
+    for encoding in encodings:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            errors.append(f"not {encoding.upper()} ({exc.reason} at byte {exc.start})")
+            continue
+        if encoding == "gb18030" and any(ord(c) < 32 and c not in "\t\n\r\f" for c in text):
+            errors.append("not GB18030 text (control characters)")
+            continue
+        return text, encoding
+    raise ParseError(f"text file is in an unknown encoding: {'; '.join(errors)}")
