@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     parse_workers: int = Field(2, description="documents parsed side by side, each in its own "
                                "process (OCR is CPU-bound)")
     parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
+    parse_max_rows: int = Field(200_000, ge=1, description="a spreadsheet or CSV file with more "
+                                "rows (all sheets together) fails with a reason")
+    parse_max_pages: int = Field(1_000, ge=1, description="a PDF or multi-page image with more "
+                                 "pages fails with a reason")
+    parse_max_image_megapixels: float = Field(150, gt=0, description="a page image larger than "
+                                              "this fails with a reason (a 600-dpi A3 scan: 70)")
     parse_memory_mb: float = Field(3072, gt=256, description="memory a parse worker may use; a "
                                    "document that needs more fails with a reason")
     eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "

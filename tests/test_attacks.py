@@ -437,14 +437,14 @@ def test_6_an_empty_acl_is_never_widened_in_a_run(prefect_api, site: dict[str, P
 # ---- 7. a truncated PDF is published silently as partial ----------------------------------------
 
 def test_7_a_repaired_pdf_fails_unless_allowed(tmp_path: Path) -> None:
-    from ingest.parse import ParseError, parse_document, read_meta
+    from ingest.parse import ParseError, ParseLimits, parse_document, read_meta
 
     data = (SAMPLE_DOCS / "employee_handbook.pdf").read_bytes()
     (tmp_path / "cut.pdf").write_bytes(data[: int(len(data) * 0.6)])
     meta, cut = read_meta(tmp_path / "cut.pdf", tmp_path, "default", ["all-staff"])
     with pytest.raises(ParseError, match=r"^damaged PDF: repaired by PyMuPDF, 1 of 2 pages read"):
         parse_document(meta, cut)
-    allowed = parse_document(meta, cut, allow_repaired_pdf=True)
+    allowed = parse_document(meta, cut, ParseLimits(allow_repaired_pdf=True))
     assert allowed.report.repaired and allowed.report.pages_read == 1
 
 

@@ -11,7 +11,7 @@ from pptx import Presentation
 from pptx.util import Inches
 
 from ingest.models import BlockKind, ParsedDocument
-from ingest.parse import ParseError, ParseWorker, parse_document, read_meta
+from ingest.parse import ParseError, ParseLimits, ParseWorker, parse_document, read_meta
 from ingest.text import normalize, tidy_numbering
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
@@ -19,7 +19,7 @@ SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
 
 def parse(path: Path, **options) -> ParsedDocument:
     meta, data = read_meta(path, path.parent, "default", ["all-staff"])
-    return parse_document(meta, data, **options)
+    return parse_document(meta, data, ParseLimits(**options))
 
 
 def rows_of(doc: ParsedDocument) -> list[tuple[int, str]]:

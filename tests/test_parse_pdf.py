@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 
 from ingest.models import BlockKind, ParsedDocument
-from ingest.parse import ParseError, parse_document, read_meta
+from ingest.parse import ParseError, ParseLimits, parse_document, read_meta
 from ingest.text import join_lines, normalize
 
 SAMPLE_DOCS = Path(__file__).resolve().parents[1] / "sample_docs"
@@ -22,7 +22,7 @@ CN_NUMERALS = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "�
 
 def parse(path: Path, **options) -> ParsedDocument:
     meta, data = read_meta(path, path.parent, "default", ["all-staff"])
-    return parse_document(meta, data, **options)
+    return parse_document(meta, data, ParseLimits(**options))
 
 
 @pytest.fixture(scope="module")

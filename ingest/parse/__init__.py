@@ -21,7 +21,7 @@ from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.opening import RefusedFile, read_checked
 from ingest.parse.pdf import parse_pdf
 from ingest.parse.quality import flag_near_duplicates
-from ingest.parse.result import Parser, ParseResult
+from ingest.parse.result import DEFAULT_LIMITS, ParseLimits, Parser, ParseResult
 from ingest.parse.roots import real_roots
 from ingest.parse.slides import parse_pptx
 from ingest.parse.webpage import parse_html
@@ -44,6 +44,7 @@ _ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLS
 __all__ = [
     "PARSER_VERSION",
     "ParseError",
+    "ParseLimits",
     "ParsePool",
     "ParseWorker",
     "RefusedFile",
@@ -138,23 +139,24 @@ def readable_folders(root: Path, roots: Sequence[Path]) -> list[Path]:
     return [r for r in roots if r.is_relative_to(root)]
 
 
-def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.0,
-                   allow_repaired_pdf: bool = False) -> ParsedDocument:
+def parse_document(meta: DocumentMeta, data: bytes,
+                   limits: ParseLimits = DEFAULT_LIMITS) -> ParsedDocument:
     """Dispatch on the file type; raise ParseError with a readable reason on bad input.
 
     A PDF PyMuPDF had to repair (truncated, damaged) may be missing pages without any error:
-    it fails unless `allow_repaired_pdf`, and its report says so either way."""
+    it fails unless `limits.allow_repaired_pdf`, and its report says so either way."""
     started = time.perf_counter()
     suffix = Path(meta.source_path).suffix.lower()
     if not data:
         raise ParseError("file is empty (0 bytes)")
     if suffix not in SUPPORTED_SUFFIXES:
         raise ParseError(f"unsupported file type {suffix or '(none)'}")
-    if len(data) > max_file_mb * 1024 * 1024:
-        raise ParseError(f"file is {len(data) / 1024 / 1024:.1f} MB, over the {max_file_mb:g} MB "
+    if len(data) > limits.max_file_mb * 1024 * 1024:
+        raise ParseError(f"file is {len(data) / 1024 / 1024:.1f} MB, over the "
+                         f"{limits.max_file_mb:g} MB "
                          "limit (the max_file_mb setting)")
     try:
-        result = _parse(suffix, data)
+        result = _parse(suffix, data, limits)
     except (ParseError, MemoryError):  # a worker reports running out of memory as such
         raise
     except Exception as exc:  # any library failure on bad input is a reason, not a crash
@@ -162,7 +164,7 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
         raise ParseError(f"not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
     blocks = result.blocks
     pages_read = result.pages - result.empty_pages
-    if result.repaired and not allow_repaired_pdf:
+    if result.repaired and not limits.allow_repaired_pdf:
         raise ParseError(f"damaged PDF: repaired by PyMuPDF, {pages_read} of {result.pages} "
                          "pages read (set KBFLOW_ALLOW_REPAIRED_PDF=true to publish it anyway)")
     if not blocks:
@@ -196,9 +198,9 @@ def parse_document(meta: DocumentMeta, data: bytes, *, max_file_mb: float = 100.
                           pages=result.pages, report=report)
 
 
-def _parse(suffix: str, data: bytes) -> ParseResult:
+def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
     if suffix in _ZIP_FORMATS:  # Office files: the archive's declared sizes first
         if not data.startswith(b"PK\x03\x04"):
             raise ParseError(f"not a {_ZIP_FORMATS[suffix]} file: {describe_content(data)}")
         check_archive(data, _ZIP_FORMATS[suffix])
-    return PARSERS[suffix](data)
+    return PARSERS[suffix](data, limits)

@@ -12,17 +12,17 @@ from markdown_it.token import Token
 
 from ingest.models import Block, BlockKind
 from ingest.parse.errors import ParseError
-from ingest.parse.result import ParseResult
+from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, grid_blocks
 from ingest.text import join_lines, normalize
 
 
-def parse_markdown_file(data: bytes) -> ParseResult:
+def parse_markdown_file(data: bytes, limits: ParseLimits) -> ParseResult:
     text, encoding = decode_text(data)
     return ParseResult(parse_markdown(text), 1, encoding=encoding)
 
 
-def parse_text_file(data: bytes) -> ParseResult:
+def parse_text_file(data: bytes, limits: ParseLimits) -> ParseResult:
     text, encoding = decode_text(data)
     return ParseResult(parse_text(text), 1, encoding=encoding)
 

@@ -22,7 +22,7 @@ from ingest.parse.layout import (
 )
 from ingest.parse.ocr import ocr_page
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
-from ingest.parse.result import ParseResult
+from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import is_caption
 from ingest.text import normalize, tidy_numbering
 
@@ -30,13 +30,16 @@ MIN_TEXT_CHARS = 20  # a page with less readable text than this, and an image, i
 log = logging.getLogger(__name__)
 
 
-def parse_pdf(data: bytes) -> ParseResult:
+def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
     doc = _open(data)
     with doc:
         if doc.needs_pass:
             raise ParseError("PDF is encrypted with a password")
         if doc.page_count == 0:
             raise ParseError("PDF has no pages")
+        if doc.page_count > limits.max_pages:
+            raise ParseError(f"PDF has {doc.page_count} pages, over the {limits.max_pages} "
+                             "page limit (the parse_max_pages setting)")
         result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
         tables = _Tables(data)
         try:

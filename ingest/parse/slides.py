@@ -15,14 +15,14 @@ from pptx.shapes.group import GroupShape
 from pptx.table import Table as PptxTable
 
 from ingest.models import Block, BlockKind
-from ingest.parse.result import ParseResult
+from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize
 
 _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE}
 
 
-def parse_pptx(data: bytes) -> ParseResult:
+def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Slides in order, shapes top to bottom; slide titles are headings (the first slide's is
     the document title); tables as rows. The page number is the slide number."""
     presentation = pptx.Presentation(io.BytesIO(data))

@@ -8,7 +8,7 @@ import re
 from lxml import html
 
 from ingest.models import Block, BlockKind
-from ingest.parse.result import ParseResult
+from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks, html_table_rows
 from ingest.text import normalize
 
@@ -18,7 +18,7 @@ _CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGN
 _HTML_SKIPPED = {"script", "style", "nav", "header", "footer", "noscript", "template"}
 
 
-def parse_html(data: bytes) -> ParseResult:
+def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     """Headings, paragraphs, list items and tables in document order (outermost block wins)."""
     tree = html.fromstring(data, parser=html.HTMLParser(encoding=_html_encoding(data)))
     blocks: list[Block] = []

@@ -12,12 +12,12 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from ingest.models import Block, BlockKind
-from ingest.parse.result import ParseResult
+from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import normalize
 
 
-def parse_docx(data: bytes) -> ParseResult:
+def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Body paragraphs and tables in document order; heading levels from paragraph styles."""
     document = docx.Document(io.BytesIO(data))
     blocks: list[Block] = []

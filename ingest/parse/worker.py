@@ -22,22 +22,21 @@ from types import TracebackType
 
 from ingest.models import DocumentMeta, ParsedDocument
 from ingest.parse.errors import ParseError
+from ingest.parse.result import DEFAULT_LIMITS, ParseLimits
 
 STARTUP_TIMEOUT_S = 120.0  # importing the parsers in a fresh process, on a busy machine
 DEFAULT_MEMORY_MB = 3072  # OCR of a 200-dpi page peaks near 1 GB of data in the worker
 
 
 class ParseWorker:
-    """`with ParseWorker(timeout_s, max_file_mb) as worker: doc = worker.parse(meta, data)`;
+    """`with ParseWorker(timeout_s, limits) as worker: doc = worker.parse(meta, data)`;
     raises ParseError for a bad document, a timeout or a crashed parser."""
 
-    def __init__(self, timeout_s: float, max_file_mb: float = 100.0,
-                 allow_repaired_pdf: bool = False,
+    def __init__(self, timeout_s: float, limits: ParseLimits = DEFAULT_LIMITS,
                  memory_mb: float = DEFAULT_MEMORY_MB) -> None:
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
-        self.max_file_mb = max_file_mb
-        self.allow_repaired_pdf = allow_repaired_pdf
+        self.limits = limits
         self._lock = threading.Lock()
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -46,7 +45,7 @@ class ParseWorker:
         with self._lock:
             conn = self._ready()
             try:
-                conn.send((meta, data, self.max_file_mb, self.allow_repaired_pdf))
+                conn.send((meta, data, self.limits))
             except OSError:  # the child died between documents
                 self.close()
                 raise ParseError("the parser process died before reading the document") from None
@@ -104,10 +103,9 @@ class ParsePool:
     """A few ParseWorkers: documents handed over from several threads at once are parsed side
     by side (OCR keeps a core busy for seconds per page). Workers start on first use."""
 
-    def __init__(self, workers: int, timeout_s: float, max_file_mb: float = 100.0,
-                 allow_repaired_pdf: bool = False,
+    def __init__(self, workers: int, timeout_s: float, limits: ParseLimits = DEFAULT_LIMITS,
                  memory_mb: float = DEFAULT_MEMORY_MB) -> None:
-        self._all = [ParseWorker(timeout_s, max_file_mb, allow_repaired_pdf, memory_mb)
+        self._all = [ParseWorker(timeout_s, limits, memory_mb)
                      for _ in range(max(workers, 1))]
         self._idle: queue.SimpleQueue[ParseWorker] = queue.SimpleQueue()
         for worker in self._all:
@@ -139,12 +137,11 @@ def _serve(conn: Connection, memory_mb: float) -> None:
     conn.send("ready")
     while True:
         try:
-            meta, data, max_file_mb, allow_repaired_pdf = conn.recv()
+            meta, data, limits = conn.recv()
         except EOFError:
             return
         try:
-            conn.send(("ok", parse_document(meta, data, max_file_mb=max_file_mb,
-                                            allow_repaired_pdf=allow_repaired_pdf)))
+            conn.send(("ok", parse_document(meta, data, limits)))
         except MemoryError:
             conn.send(("error", f"parsing needed more than {memory_mb:g} MB of memory (the "
                                 "parse_memory_mb setting)"))
