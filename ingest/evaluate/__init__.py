@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from ingest.config import Settings
+from ingest.parse.metadata import TENANT_SEPARATOR
 from ingest.search.confidence import abstains
 
 
@@ -63,9 +64,13 @@ class Expectation(BaseModel):
         return self
 
     def matches(self, hit: Retrieved) -> bool:
+        """Every field given matches the hit. A doc id is matched as its tenant names it: a
+        case names "procurement", which the index keeps as "subsidiary-b:procurement" (doc ids
+        are scoped by tenant, see ingest.parse.metadata.scoped_doc_id)."""
         return (
             (self.chunk_id is None or hit.chunk_id == self.chunk_id)
-            and (self.doc_id is None or hit.doc_id == self.doc_id)
+            and (self.doc_id is None
+                 or self.doc_id in (hit.doc_id, hit.doc_id.split(TENANT_SEPARATOR, 1)[-1]))
             and (self.version is None or hit.version_id == self.version)
             and (self.clause is None or _norm(hit.clause_no or "") == _norm(self.clause))
             and (self.text is None or _norm(self.text) in _norm(hit.text))

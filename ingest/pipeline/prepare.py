@@ -15,7 +15,7 @@ from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
 from ingest.parse import ParseError, ParseLimits, ParsePool, read_meta
 from ingest.parse.identity import identify
-from ingest.parse.metadata import default_doc_id
+from ingest.parse.metadata import default_doc_id, scoped_doc_id
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Parsed, Prepared, VersionJob
@@ -123,8 +123,15 @@ def _check_owner(ctx: RunContext, item: Prepared) -> None:
     """Versions of one document live in one folder (see ingest.parse.identity.same_folder): a
     file may not add a version to, or rewrite one of, a document whose files are elsewhere, or
     a sidecar anywhere could serve its text as another team's policy. A file that moved (its
-    old path is gone) keeps its document."""
-    folder = Path(item.meta.source_path).parent
+    old path is gone) keeps its document. A file whose doc id is its own default (its path
+    under the folder ingested) claims nothing: it is the same document wherever the folder is
+    (a corpus re-ingested from a copy, a root that moved)."""
+    meta, settings = item.meta, ctx.settings
+    own = scoped_doc_id(default_doc_id(item.path, item.root), meta.tenant_id,
+                        settings.default_tenant)
+    if meta.doc_id == own:
+        return
+    folder = Path(meta.source_path).parent
     for record in ctx.manifest.documents(doc_ids=[item.meta.doc_id]):
         elsewhere = Path(record.source_path).parent != folder
         if (elsewhere and record.state != State.TOMBSTONED
