@@ -228,6 +228,11 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
                       f"{parse.pages} / {parse.ocr_pages} / {parse.tables} / {parse.table_rows}")
         table.add_row("parse error rate / missing title rate",
                       f"{parse.parse_error_rate:.2%} / {parse.missing_title_rate:.2%}")
+        table.add_row("text indexed / seen (characters)",
+                      f"{parse.chars_indexed} / {parse.chars_seen}")
+        if parse.skipped:
+            table.add_row("left out on purpose", ", ".join(
+                f"{kind} {n}" for kind, n in sorted(parse.skipped.items())))
     if summary.duplicates:
         table.add_row("identical files ingested once",
                       str(sum(len(p) for p in summary.duplicates.values())))
@@ -251,11 +256,20 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     console.print(table)
     for failure in summary.failures:
         console.print(f"[red]FAILED[/] {shown(failure.path)}: {shown(failure.reason)}")
+    _print_low_coverage(parse.low_coverage, settings.min_coverage)
     return 0
+
+
+def _print_low_coverage(low: dict[str, float], minimum: float) -> None:
+    for key, coverage in low.items():
+        console.print(f"[yellow]PARTLY READ[/] {shown(key)}: {coverage:.0%} of its text indexed "
+                      f"(below min_coverage {minimum:.0%}): a part of the file was not read")
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.manifest import ManifestExport, ManifestStore
+    from ingest.models import State
+    from ingest.pipeline.report import low_coverage
 
     manifest = ManifestStore(settings.manifest)
     try:
@@ -265,9 +279,11 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         manifest.close()
     counts = dict(sorted(Counter(str(r.state) for r in records).items()))
+    low = low_coverage({r.version_key: r.parse_report for r in records
+                        if r.state != State.TOMBSTONED}, settings.min_coverage)
     if args.json:
         export = ManifestExport(generation=generation, documents=records, counts=counts,
-                                last_run=last)
+                                last_run=last, low_coverage=low)
         print(export.model_dump_json(indent=2))
         return 0
     table = Table(title=f"kbflow status ({settings.data_dir})")
@@ -280,6 +296,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
                       str(r.chunk_count), effective, shown(r.title or ""), shown(r.reason or ""))
     console.print(table)
     _print_inferred_versions(records)
+    _print_low_coverage(low, settings.min_coverage)
     console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
                                             or "none"))
     _print_last_run(last)

@@ -71,6 +71,9 @@ class Settings(BaseSettings):
                                  "pages fails with a reason")
     parse_max_image_megapixels: float = Field(150, gt=0, description="a page image larger than "
                                               "this fails with a reason (a 600-dpi A3 scan: 70)")
+    min_coverage: float = Field(0.9, ge=0, le=1, description="a document whose parse indexed "
+                                "less of its text than this (parts skipped on purpose aside) is "
+                                "listed by `kbflow status` and the run summary")
     parse_memory_mb: float = Field(3072, gt=256, description="memory a parse worker may use; a "
                                    "document that needs more fails with a reason")
     eval_cases: Path | None = Field(None, description="gold cases (JSONL) the publish gate "

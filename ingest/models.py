@@ -128,6 +128,7 @@ class ParseReport(BaseModel):
     chars_seen: int = 0  # all text the file holds: body, tables, notes, footnotes, text boxes …
     chars_indexed: int = 0  # the text of the blocks that go on to be chunked
     skipped: dict[str, int] = Field(default_factory=dict)  # parts left out on purpose, by kind
+    chars_skipped: int = 0  # characters of those parts
     title_source: str = ""  # where the title came from: sidecar, metadata, heading, first line …
     turned_pages: list[int] = Field(default_factory=list)  # scans read after turning upright
     parse_error: str | None = None
@@ -136,8 +137,10 @@ class ParseReport(BaseModel):
 
     @property
     def coverage(self) -> float:
-        """Share of the text seen that was indexed (1.0 when the format states no more)."""
-        return min(1.0, self.chars_indexed / self.chars_seen) if self.chars_seen else 1.0
+        """Share of the text meant to be read that was indexed: parts skipped on purpose
+        (comments, boilerplate, hidden sheets) are not held against it."""
+        meant = self.chars_seen - self.chars_skipped
+        return min(1.0, self.chars_indexed / meant) if meant > 0 else 1.0
 
 
 class ParsedDocument(BaseModel):

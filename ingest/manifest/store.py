@@ -133,6 +133,8 @@ class ManifestExport(BaseModel):
     documents: list[DocumentRecord]
     counts: dict[str, int]  # versions per state
     last_run: RunRecord | None  # the newest finished run and its summary
+    # versions whose parse left more of their text unread than min_coverage allows
+    low_coverage: dict[str, float] = {}
 
     @classmethod
     def schema_text(cls) -> str:

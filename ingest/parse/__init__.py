@@ -7,6 +7,8 @@ stopped after `parse_timeout_s`, and `ParsePool` keeps several of them busy side
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import stat
 import time
@@ -15,30 +17,33 @@ from pathlib import Path
 
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
+from ingest.parse.coverage import indexed_chars, package_chars
 from ingest.parse.errors import ParseError, describe_content
-from ingest.parse.markdown_text import parse_markdown_file, parse_text_file
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.opening import RefusedFile, read_checked
-from ingest.parse.pdf import parse_pdf
 from ingest.parse.quality import flag_near_duplicates
 from ingest.parse.result import DEFAULT_LIMITS, ParseLimits, Parser, ParseResult
 from ingest.parse.roots import real_roots
-from ingest.parse.slides import parse_pptx
-from ingest.parse.webpage import parse_html
-from ingest.parse.word import parse_docx
 from ingest.parse.worker import ParsePool, ParseWorker
 
 PARSER_VERSION = "kbflow-parse@0.3"
-# One parser module per format, all behind ingest.parse.result.Parser.
-PARSERS: dict[str, Parser] = {
-    ".pdf": parse_pdf,
-    ".md": parse_markdown_file, ".markdown": parse_markdown_file,
-    ".txt": parse_text_file,
-    ".html": parse_html, ".htm": parse_html,
-    ".docx": parse_docx,
-    ".pptx": parse_pptx,
+# One parser module per format, each behind ingest.parse.result.Parser (module, function). A
+# module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
+# memory, which a worker reading only spreadsheets or Word files never needs.
+PARSERS: dict[str, tuple[str, str]] = {
+    ".pdf": ("pdf", "parse_pdf"),
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff"), ("image", "parse_image")),
+    ".md": ("markdown_text", "parse_markdown_file"),
+    ".markdown": ("markdown_text", "parse_markdown_file"),
+    ".txt": ("markdown_text", "parse_text_file"),
+    ".html": ("webpage", "parse_html"), ".htm": ("webpage", "parse_html"),
+    ".docx": ("word", "parse_docx"),
+    ".pptx": ("slides", "parse_pptx"),
+    ".xlsx": ("spreadsheet", "parse_xlsx"), ".xlsm": ("spreadsheet", "parse_xlsx"),
+    ".csv": ("delimited", "parse_csv"), ".tsv": ("delimited", "parse_tsv"),
 }
 SUPPORTED_SUFFIXES = set(PARSERS)
+_RUNS_COUNTED = {".docx", ".pptx"}  # whose text runs are counted apart from the parser
 _ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX"}
 
 __all__ = [
@@ -172,7 +177,9 @@ def parse_document(meta: DocumentMeta, data: bytes,
         raise ParseError(f"no text found in document{pdf}")
     near_duplicates = flag_near_duplicates(blocks)
     meta, title_source = complete_meta(meta, blocks, result.title, result.title_source)
-    indexed = sum(len(b.text) for b in blocks if b.kind != BlockKind.TABLE)
+    indexed = indexed_chars(blocks)
+    seen = max(indexed, result.chars_seen or 0,
+               package_chars(data) if suffix in _RUNS_COUNTED else 0)
     confidences = result.ocr_confidences
     report = ParseReport(
         pages=result.pages,
@@ -188,7 +195,8 @@ def parse_document(meta: DocumentMeta, data: bytes,
         pages_read=pages_read if suffix == ".pdf" else None,
         encoding=result.encoding,
         chars_indexed=indexed,
-        chars_seen=max(indexed, result.chars_seen or 0),
+        chars_seen=seen,
+        chars_skipped=min(result.chars_skipped, seen - indexed),
         skipped=dict(result.skipped),
         title_source=title_source,
         turned_pages=result.turned_pages,
@@ -201,6 +209,24 @@ def parse_document(meta: DocumentMeta, data: bytes,
 def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
     if suffix in _ZIP_FORMATS:  # Office files: the archive's declared sizes first
         if not data.startswith(b"PK\x03\x04"):
-            raise ParseError(f"not a {_ZIP_FORMATS[suffix]} file: {describe_content(data)}")
+            raise ParseError(_not_zip_reason(_ZIP_FORMATS[suffix], data))
         check_archive(data, _ZIP_FORMATS[suffix])
-    return PARSERS[suffix](data, limits)
+    return parser_for(suffix)(data, limits)
+
+
+@functools.cache
+def parser_for(suffix: str) -> Parser:
+    """The parse function of a supported suffix, its module imported on first use."""
+    module, function = PARSERS[suffix]
+    parser: Parser = getattr(importlib.import_module(f"ingest.parse.{module}"), function)
+    return parser
+
+
+def _not_zip_reason(kind: str, data: bytes) -> str:
+    """Office encrypts a file with a password by wrapping it in an OLE (CFB) container with an
+    EncryptionInfo stream; a legacy .xls or .doc renamed is an OLE file without one."""
+    if data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1") and (
+            "EncryptionInfo".encode("utf-16-le") in data):
+        noun = "workbook" if kind == "XLSX" else f"{kind} file"
+        return f"password-protected (encrypted) {noun}: remove the password to index it"
+    return f"not a {kind} file: {describe_content(data)}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import line_shape, repeated_shapes
 from ingest.text import (
     ARTICLE,
     is_structure_start,
@@ -136,18 +137,14 @@ def _beside(a: Line, b: Line) -> bool:
 
 def running_lines(lines: list[Line], pages: int) -> set[int]:
     """ids of lines in the top or bottom margin that are page numbers, or that repeat (digits
-    aside) on at least half of the pages."""
+    aside) on at least half of the pages (ingest.parse.boilerplate)."""
     margin = [line for line in lines if line.in_margin]
-    seen = {(_shape(line.text), line.page) for line in margin}
-    per_shape = Counter(shape for shape, _ in seen)
-    repeated = {shape for shape, n in per_shape.items() if pages >= 2 and n >= max(2, pages // 2)}
+    per_page: list[list[str]] = [[] for _ in range(pages)]
+    for line in margin:
+        per_page[line.page - 1].append(line.text)
+    repeated = repeated_shapes(per_page)
     return {id(line) for line in margin
-            if is_page_number(line.text) or _shape(line.text) in repeated}
-
-
-def _shape(text: str) -> str:
-    """Page numbers differ from page to page; the rest of a running line does not."""
-    return re.sub(r"\d+", "#", re.sub(r"\s+", "", text))
+            if is_page_number(line.text) or line_shape(line.text) in repeated}
 
 
 # ---- paragraphs and headings -----------------------------------------------------------------

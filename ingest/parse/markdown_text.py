@@ -1,4 +1,5 @@
-"""Markdown (markdown-it) and plain text: headings keep their level, tables become rows.
+"""Markdown (markdown-it) and plain text: headings keep their level, tables become rows, raw
+HTML blocks are read as a web page's HTML is (ingest.parse.html_text), code blocks as text files.
 
 Text files are decoded as UTF-8 (with or without a BOM), else GB18030, which Chinese Windows
 editors still save by default."""
@@ -6,15 +7,19 @@ editors still save by default."""
 from __future__ import annotations
 
 import functools
+import re
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ingest.models import Block, BlockKind
 from ingest.parse.errors import ParseError
+from ingest.parse.html_text import fragment_blocks
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, grid_blocks
 from ingest.text import join_lines, normalize
+
+_BR = re.compile(r"<br\b", re.IGNORECASE)
 
 
 def parse_markdown_file(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -28,7 +33,9 @@ def parse_text_file(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_markdown(text: str) -> list[Block]:
-    """Headings keep their level; tables become one block per data row."""
+    """Headings keep their level; tables become one block per data row; a raw HTML block is
+    read as HTML (a <table>, a nested <ul>, a <div> of text); a code block's lines are
+    paragraphs."""
     blocks: list[Block] = []
     heading_level: int | None = None
     table: list[list[str]] | None = None
@@ -44,6 +51,10 @@ def parse_markdown(text: str) -> list[Block]:
         elif token.type == "table_close" and table is not None:
             blocks += grid_blocks(table, caption=caption_before(blocks))
             table = None
+        elif token.type == "html_block":
+            blocks += fragment_blocks(token.content, blocks)
+        elif token.type in ("fence", "code_block"):
+            blocks += [block for block in parse_text(token.content) if block.text]
         elif token.type == "inline":
             content = functools.reduce(join_lines, normalize(_plain(token)).split("\n"))
             if table is not None:
@@ -60,12 +71,14 @@ def _plain(token: Token) -> str:
     for child in token.children or []:
         if child.type in {"text", "code_inline"}:
             parts.append(child.content)
-        elif child.type in {"softbreak", "hardbreak"}:
+        elif child.type in {"softbreak", "hardbreak"} or (
+                child.type == "html_inline" and _BR.match(child.content)):
             parts.append("\n")
     return "".join(parts)
 
 
 def parse_text(text: str) -> list[Block]:
+    """One paragraph per non-empty line."""
     return [Block(kind=BlockKind.PARAGRAPH, text=line) for line in normalize(text).split("\n")]
 
 

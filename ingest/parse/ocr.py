@@ -3,6 +3,12 @@
 PaddleOCR is used when it is installed with its models already on disk (it would otherwise
 download them on first use, which fails offline); RapidOCR runs the same PP-OCR models from the
 ONNX files inside its wheel and always works offline.
+
+A page is read as it lies first. Scanned sideways, its lines come back as tall boxes; upside
+down, as low-confidence garbage (lines are recognised without the engines' per-line angle
+classifier, so a turned line does not read well by accident). Only such a page is read again,
+turned, and the reading with the most confidently recognised characters is kept: an upright
+page costs one pass.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ import numpy as np
 import pymupdf
 
 OCR_DPI = 200
+CONFIDENT = 0.85  # mean score per character of a page read upright (clean scans read ~0.95)
+MIN_CHARS = 10  # fewer recognised characters than this on a page with text boxes is doubtful
+TURN_GAIN = 1.25  # a turned reading must beat the one as the page lies by this factor
 log = logging.getLogger(__name__)
 
 # (corner points, text, score) per recognized line, as both engines report it
@@ -29,22 +38,89 @@ Engine = Callable[[np.ndarray], list[RawLine]]
 @dataclass(frozen=True)
 class OcrLine:
     text: str
-    bbox: tuple[float, float, float, float]  # x0, y0, x1, y1 in page points (as displayed)
+    bbox: tuple[float, float, float, float]  # x0, y0, x1, y1 in points of the page as read
     confidence: float
 
+    @property
+    def sideways(self) -> bool:
+        """A box taller than wide holding several characters: a line of a page lying on its side
+        (a lone digit or character is taller than wide on an upright page too)."""
+        x0, y0, x1, y1 = self.bbox
+        return y1 - y0 > x1 - x0 and len(self.text) >= 2
 
-def ocr_page(page: pymupdf.Page) -> list[OcrLine]:
-    """Lines of a rendered page with their boxes in page coordinates, top to bottom."""
+
+@dataclass(frozen=True)
+class OcrPage:
+    """A page's lines top to bottom, read after turning it `turn` degrees clockwise; boxes,
+    width and height are in points of the page so turned (a quarter turn swaps the sides)."""
+
+    lines: list[OcrLine]
+    turn: int
+    width: float
+    height: float
+
+    @property
+    def chars(self) -> int:
+        return sum(len(line.text) for line in self.lines)
+
+    @property
+    def confident_chars(self) -> float:
+        return sum(len(line.text) * line.confidence for line in self.lines)
+
+    @property
+    def score(self) -> float:
+        """Characters weighted by confidence, not counting sideways lines (their text may read
+        but their boxes cannot be put in reading order)."""
+        return sum(len(line.text) * line.confidence for line in self.lines if not line.sideways)
+
+    @property
+    def sideways(self) -> bool:
+        return 2 * sum(len(line.text) for line in self.lines if line.sideways) >= self.chars
+
+    @property
+    def doubtful(self) -> bool:
+        return bool(self.lines) and (self.sideways or self.chars < MIN_CHARS
+                                     or self.score < CONFIDENT * self.chars)
+
+
+def ocr_page(page: pymupdf.Page) -> OcrPage:
+    """The page's lines, read upright however the page was scanned."""
     pix = page.get_pixmap(dpi=OCR_DPI, colorspace=pymupdf.csRGB, alpha=False)
     image = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3)
-    image = np.ascontiguousarray(image[:, :, ::-1])  # the engines expect OpenCV's BGR order
+    image = image[:, :, ::-1]  # the engines expect OpenCV's BGR order
+    as_lies = _read(image, 0)
+    if not as_lies.doubtful:
+        return as_lies
+    best = as_lies
+    for turn in _turns_to_try(as_lies):
+        reading = _read(image, turn)
+        if reading.score > TURN_GAIN * best.score:
+            best = reading
+        if not reading.doubtful:
+            break
+    return best
+
+
+def _turns_to_try(as_lies: OcrPage) -> tuple[int, ...]:
+    """Sideways lines: a quarter turn either way. The engines turn a tall line a quarter turn
+    counterclockwise before reading it, so when the sideways lines read well the page lies
+    turned clockwise and needs 270° more (trying that first saves a pass; either order works)."""
+    if not as_lies.sideways:
+        return (180,)
+    return (270, 90) if as_lies.confident_chars >= CONFIDENT * as_lies.chars else (90, 270)
+
+
+def _read(image: np.ndarray, turn: int) -> OcrPage:
+    turned = np.ascontiguousarray(np.rot90(image, k=-turn // 90))
     scale = 72 / OCR_DPI
     lines = []
-    for box, text, score in engine()(image):
+    for box, text, score in engine()(turned):
         xs, ys = [p[0] for p in box], [p[1] for p in box]
         bbox = (min(xs) * scale, min(ys) * scale, max(xs) * scale, max(ys) * scale)
         lines.append(OcrLine(text, bbox, float(score)))
-    return sorted(lines, key=lambda line: (line.bbox[1], line.bbox[0]))
+    lines.sort(key=lambda line: (line.bbox[1], line.bbox[0]))
+    height, width = turned.shape[:2]
+    return OcrPage(lines, turn, width * scale, height * scale)
 
 
 @functools.cache
@@ -59,7 +135,7 @@ def _rapid() -> Engine:
     rapid = RapidOCR()
 
     def run(image: np.ndarray) -> list[RawLine]:
-        result, _ = rapid(image)
+        result, _ = rapid(image, use_cls=False)
         return [(box, text, score) for box, text, score in result or []]
 
     return run
@@ -75,10 +151,10 @@ def _paddle() -> Engine | None:
         return None
     from paddleocr import PaddleOCR
 
-    paddle = PaddleOCR(use_angle_cls=True, lang="ch", show_log=False)
+    paddle = PaddleOCR(use_angle_cls=False, lang="ch", show_log=False)
 
     def run(image: np.ndarray) -> list[RawLine]:
-        result = paddle.ocr(image, cls=True)
+        result = paddle.ocr(image, cls=False)
         return [(box, text, score) for box, (text, score) in (result[0] or [])] if result else []
 
     return run

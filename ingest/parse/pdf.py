@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 
 import pdfplumber
 import pymupdf
@@ -13,20 +14,30 @@ from pdfplumber.pdf import PDF as PlumberPDF
 
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.layout import (
+    HEADING_SIZE_RATIO,
     Item,
     Line,
     blocks_from_items,
     in_margin,
+    is_page_number,
     reading_order,
     running_lines,
 )
-from ingest.parse.ocr import ocr_page
+from ingest.parse.metadata import _not_a_title
+from ingest.parse.ocr import OcrPage, ocr_page
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import is_caption
-from ingest.text import normalize, tidy_numbering
+from ingest.text import join_lines, normalize, numbered_heading_level, tidy_numbering
 
 MIN_TEXT_CHARS = 20  # a page with less readable text than this, and an image, is a scan
+MAX_TITLE_CHARS = 100
+SAME_SIZE = 0.9  # the lines of a wrapped title are set in (about) the same size
+_PLACEHOLDER_TITLE = re.compile(  # a tool's default title, a file name or a path
+    r"^(?:microsoft\s+\w+\s+-|untitled|无标题|新建\s*(?:microsoft|word|文本文档|文档)"
+    r"|(?:document|文档|slide|title|标题)\s*\d*$|(?:[a-z]:)?[\\/])"
+    r"|\.(?:docx?|xlsx?|pptx?|pdf|rtf|txt|wps|odt|html?|tmp|indd|jpe?g|png|tiff?|bmp)$|\\",
+    re.I)
 log = logging.getLogger(__name__)
 
 
@@ -41,6 +52,7 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
             raise ParseError(f"PDF has {doc.page_count} pages, over the {limits.max_pages} "
                              "page limit (the parse_max_pages setting)")
         result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
+        stated_title = normalize((doc.metadata or {}).get("title") or "").replace("\n", " ")
         tables = _Tables(data)
         try:
             pages = [_page_items(page, tables, result) for page in doc.pages()]
@@ -50,9 +62,43 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
     running = running_lines(lines, result.pages)
     result.headers_footers_removed = len(running)
     pages = [[item for item in items if id(item) not in running] for items in pages]
+    if _meaningful_title(stated_title):
+        result.title, result.title_source = stated_title, "metadata"
+    elif heading := _largest_text([item for item in pages[0] if isinstance(item, Line)]):
+        result.title, result.title_source = heading, "largest text"
     link_continuations(pages)
     result.blocks = blocks_from_items([item for items in pages for item in items], is_caption)
     return result
+
+
+def _meaningful_title(title: str) -> bool:
+    """A metadata title that names the document: not empty, not a file name or a tool's
+    placeholder ("Microsoft Word - 制度.docx", "Untitled-1", "文档1"), not a revision or date."""
+    return (0 < len(title) <= MAX_TITLE_CHARS and not _PLACEHOLDER_TITLE.search(title)
+            and not _not_a_title(title))
+
+
+def _largest_text(lines: list[Line]) -> str:
+    """The first page's line in the largest font (with the lines of that size set tight below
+    it: a wrapped title), when that font is larger than the body text. Revision, date and page
+    number lines and numbered headings ("第一章 总则") are passed over. Text-layer lines only:
+    an OCR box's height follows the glyphs and the line's length more than the font size."""
+    lines = [line for line in lines if line.confidence is None]
+    if not lines:
+        return ""
+    sizes = sorted(size for line in lines for size in [line.size] * len(line.text))
+    usable = [not _not_a_title(line.text) and not is_page_number(line.text)
+              and numbered_heading_level(line.text) is None for line in lines]
+    largest = max((line.size for line, ok in zip(lines, usable, strict=True) if ok), default=0)
+    if largest < HEADING_SIZE_RATIO * sizes[len(sizes) // 2]:
+        return ""
+    start = next(n for n, line in enumerate(lines) if usable[n] and line.size == largest)
+    title, above = lines[start].text, lines[start]
+    for line, ok in zip(lines[start + 1:], usable[start + 1:], strict=True):
+        if not ok or line.size < SAME_SIZE * largest or line.y0 - above.y1 > 0.5 * largest:
+            break
+        title, above = join_lines(title, line.text), line
+    return title if len(title) <= MAX_TITLE_CHARS else ""
 
 
 def _open(data: bytes) -> pymupdf.Document:
@@ -66,15 +112,18 @@ def _open(data: bytes) -> pymupdf.Document:
 
 def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult) -> list[Item]:
     """The page's lines and tables in reading order. Text-layer lines are in unrotated page
-    coordinates (as PyMuPDF reports them); OCR lines in the page as displayed."""
+    coordinates (as PyMuPDF reports them); OCR lines in the page as read, turned upright."""
     area = page.rect * page.derotation_matrix
     lines = _text_lines(page, area.height)
     found: list[PdfTable] = []
     if _needs_ocr(page, lines):
-        area = page.rect
-        lines = _ocr_lines(page, area.height)
+        reading = ocr_page(page)
+        area = pymupdf.Rect(0, 0, reading.width, reading.height)
+        lines = _ocr_lines(reading, page.number + 1)
         result.ocr_pages += 1
         result.ocr_confidences += [line.confidence or 0.0 for line in lines]
+        if reading.turn:
+            result.turned_pages.append(page.number + 1)
     elif _has_rules(page):
         found = tables.find(page)
         lines = [line for line in lines if not any(_inside(line, t) for t in found)]
@@ -110,17 +159,18 @@ def _needs_ocr(page: pymupdf.Page, lines: list[Line]) -> bool:
     return bool(page.get_images())
 
 
-def _ocr_lines(page: pymupdf.Page, height: float) -> list[Line]:
+def _ocr_lines(reading: OcrPage, number: int) -> list[Line]:
+    """OCR lines in points of the page as read (turned upright when it was scanned turned)."""
     boxes = []
-    for ocr in ocr_page(page):
+    for ocr in reading.lines:
         text = tidy_numbering(normalize(ocr.text))
         if text:
             x0, y0, x1, y1 = ocr.bbox
-            boxes.append(Line(text, page.number + 1, x0, y0, x1, y1, size=y1 - y0,
+            boxes.append(Line(text, number, x0, y0, x1, y1, size=y1 - y0,
                               confidence=ocr.confidence))
     lines = _join_row_pieces(boxes)
     for line in lines:
-        line.in_margin = in_margin(line.y0, line.y1, height)
+        line.in_margin = in_margin(line.y0, line.y1, reading.height)
     return lines
 
 

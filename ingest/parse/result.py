@@ -34,6 +34,7 @@ class ParseResult:
     encoding: str | None = None
     chars_seen: int | None = None
     skipped: Counter[str] = field(default_factory=Counter)
+    chars_skipped: int = 0  # characters of the parts in `skipped` (part of chars_seen)
     title: str = ""  # the title the format states (metadata, title slide), when it states one
     title_source: str = ""  # where `title` came from
     turned_pages: list[int] = field(default_factory=list)  # scans read after turning them upright

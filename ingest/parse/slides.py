@@ -1,10 +1,17 @@
-"""PPTX (python-pptx): slides in order, shapes top to bottom; the page is the slide number."""
+"""PPTX (python-pptx): every text part of a deck, slide by slide; the page is the slide number.
+
+Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
+tables, chart titles, pictures' alt text and the speaker notes. Left out on purpose: footer, date
+and slide-number placeholders, and text repeated on most slides (ingest.parse.boilerplate).
+"""
 
 from __future__ import annotations
 
 import functools
 import io
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import pptx
 from pptx.enum.shapes import PP_PLACEHOLDER
@@ -12,48 +19,170 @@ from pptx.shapes.autoshape import Shape
 from pptx.shapes.base import BaseShape
 from pptx.shapes.graphfrm import GraphicFrame
 from pptx.shapes.group import GroupShape
+from pptx.shapes.picture import Picture
+from pptx.slide import Slide
 from pptx.table import Table as PptxTable
+from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import line_shape, repeated_shapes
+from ingest.parse.coverage import indexed_chars, visible_chars
+from ingest.parse.layout import is_page_number
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize
 
-_TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE}
+_TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE}
+_FOOTERS = {PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE}
+MIN_SLIDES_FOR_REPEATS = 3  # a line on both slides of a two-slide deck may well be content
+# Core-properties titles that name the template, not the deck.
+_TEMPLATE_TITLE = re.compile(r"(?:powerpoint\s*)?(?:presentation|演示文稿|簡報|简报)\s*\d*", re.I)
+# Alt text nobody wrote: PowerPoint's generated captions and the image's file name.
+_GENERATED_ALT = re.compile(
+    r".*(?:description automatically generated|自动生成的说明|自動產生的描述)\s*"
+    r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass
+class _Piece:
+    block: Block
+    repeatable: bool  # body text: boilerplate when it is on most slides
+
+
+@dataclass
+class _Skipped:
+    """What was left out on purpose: counted by kind, and its characters."""
+
+    result: ParseResult
+
+    def add(self, kind: str, text: str) -> None:
+        self.result.skipped[kind] += 1
+        self.result.chars_skipped += visible_chars(text)
+
+    def boilerplate(self, text: str) -> None:
+        self.result.headers_footers_removed += 1
+        self.add("boilerplate", text)
 
 
 def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
-    """Slides in order, shapes top to bottom; slide titles are headings (the first slide's is
-    the document title); tables as rows. The page number is the slide number."""
+    """Slides in order, shapes top to bottom, each slide's speaker notes right after it. Slide
+    titles are headings; the title slide's title is the deck's title (else the file's title
+    property). The page number is the slide number."""
     presentation = pptx.Presentation(io.BytesIO(data))
-    blocks: list[Block] = []
-    for number, slide in enumerate(presentation.slides, start=1):
-        for shape in _shapes(slide.shapes):
-            if isinstance(shape, GraphicFrame) and shape.has_table:
-                blocks += grid_blocks(_pptx_grid(shape.table), number, caption_before(blocks))
-                continue
-            if not isinstance(shape, Shape):  # the one kind with a text frame
-                continue
-            title = shape.is_placeholder and shape.placeholder_format.type in _TITLES
-            for paragraph in shape.text_frame.paragraphs:
-                text = functools.reduce(join_lines, normalize(paragraph.text).split("\n"))
-                if text and title:
-                    blocks.append(Block(kind=BlockKind.HEADING, text=text, page=number,
-                                        level=1 if number == 1 else 2))
-                elif text:
-                    blocks.append(Block(kind=BlockKind.PARAGRAPH, text=text, page=number))
-    return ParseResult(blocks, len(presentation.slides))
+    slides = list(presentation.slides)
+    result = ParseResult([], len(slides))
+    skipped = _Skipped(result)
+    pieces = [_slide_pieces(slide, number, skipped) for number, slide in enumerate(slides, 1)]
+    repeated = repeated_shapes([[p.block.text for p in on_slide if p.repeatable]
+                                for on_slide in pieces], MIN_SLIDES_FOR_REPEATS)
+    for number, (slide, on_slide) in enumerate(zip(slides, pieces, strict=True), start=1):
+        for piece in on_slide:
+            if piece.repeatable and line_shape(piece.block.text) in repeated:
+                skipped.boilerplate(piece.block.text)
+            else:
+                result.blocks.append(piece.block)
+        result.blocks += _notes(slide, number, skipped)
+    first_titles = [p.block.text for p in (pieces[0] if pieces else [])
+                    if p.block.kind == BlockKind.HEADING]
+    stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
+    if first_titles:
+        result.title, result.title_source = first_titles[0], "title slide"
+    elif stated and not _TEMPLATE_TITLE.fullmatch(stated):
+        result.title, result.title_source = stated, "metadata"
+    result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
+    return result
+
+
+def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
+    """The slide's blocks in reading order, with which of them may be repeated boilerplate."""
+    pieces: list[_Piece] = []
+    for shape in _shapes(slide.shapes):
+        if isinstance(shape, GraphicFrame) and shape.has_table:
+            caption = caption_before([p.block for p in pieces])
+            pieces += [_Piece(b, False) for b in grid_blocks(_grid(shape.table), number, caption)]
+        elif isinstance(shape, GraphicFrame) and shape.has_chart and shape.chart.has_title:
+            title = shape.chart.chart_title
+            texts = _paragraphs(title.text_frame) if title.has_text_frame else []
+            pieces += [_Piece(_paragraph(_label(texts, "图表", "Chart") + text, number), False)
+                       for text in texts]
+        elif isinstance(shape, Picture):
+            alt = normalize(" ".join(shape.element.xpath("./*[1]/p:cNvPr/@descr")))
+            if _GENERATED_ALT.fullmatch(alt):
+                skipped.add("generated_alt_text", alt)
+            elif alt:
+                label = _label([alt], "图片说明", "Image")
+                pieces.append(_Piece(_paragraph(label + alt, number), True))
+        elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
+            pieces += _text_pieces(shape, number, skipped)
+    return pieces
+
+
+def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:
+    """A text shape's paragraphs. Footer, date and slide-number placeholders are boilerplate
+    wherever they are; a title is one heading and never boilerplate (a deck may repeat a
+    section's title on each of its slides)."""
+    texts = _paragraphs(shape.text_frame)
+    kind = shape.placeholder_format.type if shape.is_placeholder else None
+    if kind in _FOOTERS:
+        for text in texts:
+            skipped.boilerplate(text)
+        return []
+    if kind in _TITLES:
+        title = functools.reduce(join_lines, texts, "")
+        heading = Block(kind=BlockKind.HEADING, text=title, page=number,
+                        level=1 if number == 1 else 2)
+        return [_Piece(heading, False)] if title else []
+    return [_Piece(_paragraph(text, number), True) for text in texts]
+
+
+def _notes(slide: Slide, number: int, skipped: _Skipped) -> list[Block]:
+    """The speaker notes, one block per paragraph, each marked "演讲者备注:" (or "Speaker
+    notes:" for notes without Chinese): they are what the presenter says, not what the slide
+    shows, and a reader of any chunk cut from them should see that. The notes page's header,
+    footer, date and slide-number placeholders are not notes, nor is a paragraph that is only
+    a page number: both are boilerplate."""
+    if not slide.has_notes_slide:
+        return []
+    page = slide.notes_slide
+    for shape in page.shapes:
+        if (isinstance(shape, Shape) and shape.is_placeholder
+                and shape.placeholder_format.type in _FOOTERS | {PP_PLACEHOLDER.HEADER}):
+            for text in _paragraphs(shape.text_frame):
+                skipped.boilerplate(text)
+    texts = _paragraphs(page.notes_text_frame) if page.notes_text_frame else []
+    for text in filter(is_page_number, texts):
+        skipped.boilerplate(text)
+    texts = [text for text in texts if not is_page_number(text)]
+    label = _label(texts, "演讲者备注", "Speaker notes")
+    return [_paragraph(label + text, number) for text in texts]
+
+
+def _label(texts: Iterable[str], chinese: str, english: str) -> str:
+    """The name of the part a paragraph comes from, in the script of its text."""
+    return f"{chinese}: " if any(_CJK.search(text) for text in texts) else f"{english}: "
+
+
+def _paragraph(text: str, page: int) -> Block:
+    return Block(kind=BlockKind.PARAGRAPH, text=text, page=page)
+
+
+def _paragraphs(frame: TextFrame) -> list[str]:
+    """Non-empty paragraphs, normalized; a line break inside one joins as wrapped text."""
+    lines = (normalize(paragraph.text).split("\n") for paragraph in frame.paragraphs)
+    return [text for text in (functools.reduce(join_lines, parts) for parts in lines) if text]
 
 
 def _shapes(shapes: Iterable[BaseShape]) -> list[BaseShape]:
-    """Shapes in reading order (top to bottom, then left to right), groups opened."""
+    """Shapes in reading order (top to bottom, then left to right), groups opened at any depth
+    (a group's members are ordered within it, in its own coordinates)."""
     out: list[BaseShape] = []
     for shape in sorted(shapes, key=lambda s: (s.top or 0, s.left or 0)):
         out += _shapes(shape.shapes) if isinstance(shape, GroupShape) else [shape]
     return out
 
 
-def _pptx_grid(table: PptxTable) -> list[list[str | None]]:
+def _grid(table: PptxTable) -> list[list[str | None]]:
     """A merged cell's text copied into every position it spans."""
     grid: list[list[str | None]] = [[None] * len(table.columns) for _ in table.rows]
     for r, row in enumerate(table.rows):

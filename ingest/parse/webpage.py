@@ -1,45 +1,208 @@
-"""HTML (lxml): headings, paragraphs, list items and tables in document order."""
+"""HTML (lxml): the page's main content, its headings, paragraphs, list items and tables in
+document order (read by ingest.parse.html_text). A portal page wraps a short notice in menus,
+breadcrumbs, sidebars ("热门服务"), banners and footers; indexed, they would make every page of
+the site match every query about the site's services and drown the notice.
+
+The parser never resolves entities nor loads anything: libxml2's HTML parser reads no DTD, and
+the network is off besides.
+"""
 
 from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 
-from lxml import html
+from lxml import etree, html
 
-from ingest.models import Block, BlockKind
+from ingest.models import BlockKind
+from ingest.parse.coverage import visible_chars
+from ingest.parse.html_text import alt_text, html_blocks, is_block, one_line, read_html
 from ingest.parse.result import ParseLimits, ParseResult
-from ingest.parse.tables import caption_before, cell_text, grid_blocks, html_table_rows
 from ingest.text import normalize
 
-_HTML_BLOCKS = {"h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "table", "pre", "blockquote",
-                "dt", "dd"}
 _CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
-_HTML_SKIPPED = {"script", "style", "nav", "header", "footer", "noscript", "template"}
+_SECTIONING = {"article", "section", "main"}  # a header or footer inside one belongs to it
+# Class, id or aria-label words naming page furniture, and the kind counted in `skipped`.
+_NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
+          (re.compile(r"side-?bar", re.I), "sidebar"),
+          (re.compile(r"cookie|consent|footer", re.I), "boilerplate"))
+_PARAGRAPHS = ("p", "pre", "blockquote", "li", "dd")  # what the densest block is made of
+_DIV_LIKE = ("div", "section", "center")  # whose text outside block children is a paragraph
+MIN_PARAGRAPH_CHARS = 20  # shorter paragraphs (a date, a menu entry) say nothing of density
+# Before a site's name in a <title>: " - ", " | ", " — " (spaced), or "|", "｜", "_" anywhere.
+_TITLE_SEPARATOR = re.compile(r"\s+[-–—|·]\s+|\s*[|｜_]\s*")
+
+Counts = dict[html.HtmlElement, int]
 
 
 def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
-    """Headings, paragraphs, list items and tables in document order (outermost block wins)."""
-    tree = html.fromstring(data, parser=html.HTMLParser(encoding=_html_encoding(data)))
-    blocks: list[Block] = []
-    for element in tree.iter(*_HTML_BLOCKS):
-        if any(a.tag in _HTML_BLOCKS | _HTML_SKIPPED for a in element.iterancestors()):
+    """The main content's blocks, every text of it once. Navigation, sidebars, the
+    page's header and footer, cookie banners, forms and hidden elements are left out and
+    counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
+    text of the page's body."""
+    tree = read_html(data, _html_encoding(data))
+    body = tree.find("body")
+    body = tree if body is None else body
+    text, _ = _text_counts(body)
+    result = ParseResult([], 1, chars_seen=text[body])
+    _remove_furniture(body, text, result)
+    text, links = _text_counts(body)
+    roots = _main_content(body, text, links)
+    outside = _parts_outside(body, roots, text)
+    if outside:
+        result.skipped["outside_main"] = len(outside)
+        result.chars_skipped += sum(text[part] for part in outside)
+    for root in roots:
+        result.blocks += html_blocks(root, result.blocks)
+    h1 = next((b.text for b in result.blocks if b.kind == BlockKind.HEADING and b.level == 1),
+              "")
+    page_title = _site_name_removed(_text(tree.find("head/title")))
+    if h1:
+        result.title, result.title_source = h1, "h1"
+    elif page_title:
+        result.title, result.title_source = page_title, "html title"
+    return result
+
+
+def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
+    """Visible characters under each element (an image's alt text too), and those inside links.
+    One pass from the leaves up: no recursion, and linear on a deep or large page."""
+    elements = list(root.iter(etree.Element))
+    text: Counts = {}
+    links: Counts = {}
+    for element in reversed(elements):  # every child before its parent
+        total = (_own_chars(element)
+                 + sum(visible_chars(c.tail or "") + text.get(c, 0) for c in element))
+        text[element] = total
+        links[element] = total if element.tag == "a" else sum(links.get(c, 0) for c in element)
+    return text, links
+
+
+def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult) -> None:
+    """Drop navigation, sidebars, the page's header and footer, banners, forms and hidden
+    elements, counting each by kind. What holds the <main> element is never dropped, nor, when
+    found by a class name, a form or a hidden flag, what holds half of the page's text (an
+    ASP.NET page is one big <form>, a layout may be class="with-sidebar")."""
+    keep = {body}
+    for main in body.xpath(".//main | .//*[@role='main']"):
+        keep |= {main, *main.iterancestors()}
+    dropped: list[html.HtmlElement] = []
+    stack = [(body, False)]
+    while stack:
+        element, in_section = stack.pop()
+        large = 2 * text[element] > text[body]
+        kind = None if element in keep else _furniture(element, in_section, large)
+        if kind:
+            result.skipped[kind] += 1
+            result.chars_skipped += text[element]
+            dropped.append(element)
             continue
-        if element.tag == "table":
-            markup = html.tostring(element, encoding="unicode")
-            caption = (cell_text(" ".join(element.xpath("./caption//text()")))
-                       or caption_before(blocks))
-            blocks += grid_blocks(html_table_rows(markup), caption=caption)
+        inner = in_section or element.tag in _SECTIONING or element.get("role") == "main"
+        stack += [(child, inner) for child in element if isinstance(child.tag, str)]
+    for element in dropped:
+        element.drop_tree()  # its tail is the parent's text and stays
+
+
+def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str | None:
+    """The kind of page furniture an element is, or None for content."""
+    tag, role = element.tag, (element.get("role") or "").lower()
+    if tag == "nav" or role == "navigation":
+        return "navigation"
+    if tag == "aside" or role == "complementary":
+        return "sidebar"
+    if (tag in ("header", "footer") and not in_section) or role in ("banner", "contentinfo"):
+        return "boilerplate"
+    if large:
+        return None
+    if element.get("hidden") is not None or element.get("aria-hidden") == "true":
+        return "hidden"
+    if tag == "form":
+        return "form"
+    names = " ".join(element.get(a) or "" for a in ("id", "class", "aria-label"))
+    return next((kind for pattern, kind in _NAMED if pattern.search(names)), None)
+
+
+def _main_content(body: html.HtmlElement, text: Counts, links: Counts
+                  ) -> list[html.HtmlElement]:
+    """<main> or [role=main]; else every outermost <article>, in order; else the densest
+    block; else the whole body.
+
+    The densest block is found as Readability does: each paragraph's text outside links
+    credits its container in full and the container's parent by half (a list item credits the
+    list's container: a list is part of a text, not one); a container's credit is scaled by
+    the share of its text that is not link text. Menus and link lists score nothing; the
+    element holding the article's paragraphs scores most."""
+    mains = body.xpath(".//main | .//*[@role='main']")
+    if mains:
+        return [mains[0]]
+    articles = [a for a in body.iter("article")
+                if not any(up.tag == "article" for up in a.iterancestors())]
+    if articles:
+        return articles
+    credit: dict[html.HtmlElement, float] = {}
+    for paragraph, plain in _paragraphs(body, text, links):
+        holder = paragraph.getparent()
+        if paragraph.tag in ("li", "dd") and holder is not None:
+            holder = holder.getparent()
+        if plain < MIN_PARAGRAPH_CHARS or holder is None:
             continue
-        text = normalize(element.text_content()).replace("\n", "")
-        if not text:
-            continue
-        tag = str(element.tag)
-        if tag[0] == "h" and tag[1:].isdigit():
-            blocks.append(Block(kind=BlockKind.HEADING, text=text, level=int(tag[1])))
-        else:
-            blocks.append(Block(kind=BlockKind.PARAGRAPH, text=text))
-    return ParseResult(blocks, 1)
+        credit[holder] = credit.get(holder, 0) + plain
+        parent = holder.getparent()
+        if parent is not None:
+            credit[parent] = credit.get(parent, 0) + plain / 2
+    scores = {e: c * (1 - links[e] / text[e]) for e, c in credit.items() if text.get(e)}
+    return [max(scores, key=lambda e: scores[e])] if scores else [body]
+
+
+def _paragraphs(body: html.HtmlElement, text: Counts, links: Counts
+                ) -> Iterator[tuple[html.HtmlElement, int]]:
+    """The page's paragraphs with their text outside links: <p>, <li>, … and, as Readability
+    reads a <div> of text as a <p>, the text a div holds outside its block children (a page
+    of `text<br>text` in divs, with no <p> at all)."""
+    loose: Counts = {}  # text outside block children (all of it, for an inline element)
+    loose_links: Counts = {}
+    for element in reversed(list(body.iter(etree.Element))):
+        inline = [c for c in element if isinstance(c.tag, str) and not is_block(c)]
+        own = (_own_chars(element) + sum(visible_chars(c.tail or "") for c in element)
+               + sum(loose[c] for c in inline))
+        loose[element] = own
+        loose_links[element] = own if element.tag == "a" else sum(loose_links[c] for c in inline)
+        if element.tag in _PARAGRAPHS:
+            yield element, text[element] - links[element]
+        elif element.tag in _DIV_LIKE:
+            yield element, own - loose_links[element]
+
+
+def _parts_outside(body: html.HtmlElement, roots: list[html.HtmlElement], text: Counts
+                   ) -> list[html.HtmlElement]:
+    """The largest parts of the page that hold text outside the main content."""
+    on_path = {up for root in roots for up in root.iterancestors()}
+    parts: list[html.HtmlElement] = []
+    stack = [] if body in roots else [body]
+    while stack:
+        for child in stack.pop():
+            if child in on_path:
+                stack.append(child)
+            elif child not in roots and text.get(child):
+                parts.append(child)
+    return parts
+
+
+def _site_name_removed(title: str) -> str:
+    """"关于春节放假的通知 - XX集团门户" → "关于春节放假的通知": the site's name after the last
+    separator goes, unless nothing would be left."""
+    separators = list(_TITLE_SEPARATOR.finditer(title))
+    head = title[:separators[-1].start()].strip() if separators else ""
+    return head or title
+
+
+def _text(element: html.HtmlElement | None) -> str:
+    return "" if element is None else one_line(normalize(element.text_content()))
+
+
+def _own_chars(element: html.HtmlElement) -> int:
+    return visible_chars(element.text or "") + visible_chars(alt_text(element))
 
 
 def _html_encoding(data: bytes) -> str:

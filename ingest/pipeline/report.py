@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, computed_field
 
 from ingest.graph.quality import GraphQuality
+from ingest.models import ParseReport
 from ingest.pipeline.failures import Failure
 
 STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
-_PARSE_COUNTS = ("pages", "ocr_pages", "tables", "table_rows", "empty_pages")
+_PARSE_COUNTS = ("pages", "ocr_pages", "tables", "table_rows", "empty_pages", "chars_seen",
+                 "chars_indexed")
 
 
 class ChunkCounts(BaseModel):
@@ -34,6 +37,10 @@ class ParseRunReport(BaseModel):
     empty_pages: int = 0
     parse_errors: int = 0
     missing_titles: int = 0
+    chars_seen: int = 0
+    chars_indexed: int = 0
+    skipped: dict[str, int] = {}  # parts left out on purpose (comments, boilerplate …), by kind
+    low_coverage: dict[str, float] = {}  # versions that left more unread than min_coverage allows
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -46,16 +53,33 @@ class ParseRunReport(BaseModel):
         return self.missing_titles / self.documents if self.documents else 0.0
 
     @classmethod
-    def of(cls, reports: Sequence[dict[str, Any]], failures: Iterable[Failure]
-           ) -> ParseRunReport:
-        """From the parse reports of the parsed documents and the run's failures (a parse
-        error is a failure at the "parse" stage)."""
+    def of(cls, reports: Mapping[str, dict[str, Any]], failures: Iterable[Failure],
+           min_coverage: float = 0.0) -> ParseRunReport:
+        """From the parse reports of the parsed versions (by version key) and the run's
+        failures (a parse error is a failure at the "parse" stage)."""
         errors = sum(1 for f in failures if f.stage == "parse")
+        skipped: Counter[str] = Counter()
+        for r in reports.values():
+            skipped.update(r.get("skipped") or {})
         return cls(
             documents=len(reports) + errors, parse_errors=errors,
-            missing_titles=sum(1 for r in reports if r.get("missing_title")),
-            **{name: sum(r.get(name) or 0 for r in reports) for name in _PARSE_COUNTS},
+            missing_titles=sum(1 for r in reports.values() if r.get("missing_title")),
+            skipped=dict(skipped), low_coverage=low_coverage(reports, min_coverage),
+            **{name: sum(r.get(name) or 0 for r in reports.values()) for name in _PARSE_COUNTS},
         )
+
+
+def low_coverage(reports: Mapping[str, dict[str, Any] | None], minimum: float
+                 ) -> dict[str, float]:
+    """The versions whose parse left more of their text unread than `minimum` allows, with
+    their coverage (what was indexed of what was meant to be read)."""
+    low = {}
+    for key, report in reports.items():
+        if report:
+            coverage = ParseReport.model_validate(report).coverage
+            if coverage < minimum:
+                low[key] = round(coverage, 3)
+    return low
 
 
 class IngestSummary(BaseModel):

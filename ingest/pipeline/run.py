@@ -163,7 +163,7 @@ def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
 
 def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
     triples = [t for w in outcome.written for t in w.planned.triples]
-    reports = [p.job.parse_report for p in outcome.planned if p.job.parse_report]
+    reports = {p.version_key: p.job.parse_report for p in outcome.planned if p.job.parse_report}
     selection = outcome.selection
     return IngestSummary(
         run_id=ctx.run_id, source=source, generation=outcome.generation, files=outcome.files,
@@ -173,7 +173,8 @@ def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
         over_budget_chunks=outcome.over_budget, triples=len(triples),
         graph=graph_quality(triples, ctx.manifest.titles()),
         tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
-        failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures),
+        failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures,
+                                                         ctx.settings.min_coverage),
         duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},
         seconds={s: round(ctx.clock.seconds[s], 3) for s in STAGES},
         total_seconds=round(time.perf_counter() - outcome.started, 3),

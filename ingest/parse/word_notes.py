@@ -1,0 +1,118 @@
+"""The parts of a DOCX outside its body: footnotes and endnotes (indexed with the paragraph
+that cites them), comments and headers/footers (counted, not indexed), and the check that no
+part of the package carries a DTD.
+
+python-docx has no API for notes: their parts are found by relationship type from the main
+document part and parsed here with entity expansion off.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.package import OpcPackage
+from docx.opc.part import Part, XmlPart
+from lxml import etree
+
+from ingest.parse.coverage import visible_chars
+from ingest.parse.errors import ParseError
+
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_NAMESPACES = {"w": W[1:-1], "mc": "http://schemas.openxmlformats.org/markup-compatibility/2006"}
+# Text a reader of the document sees: not deleted or moved away, and only the first copy of a
+# drawing that Markup Compatibility stores twice.
+_SEEN_TEXT = etree.XPath(
+    ".//w:t[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback)]/text()",
+    namespaces=_NAMESPACES)
+_NOTE_KINDS = {RT.FOOTNOTES: "footnote", RT.ENDNOTES: "endnote"}
+NOTE_LABELS = {"footnote": "注", "endnote": "尾注"}
+
+
+def check_no_dtd(package: OpcPackage) -> None:
+    """ECMA-376 Part 2 (M1.18) forbids DTDs in a package because internal entities are how
+    "billion laughs" payloads expand: a part that declares one fails the document. (python-docx
+    parses its parts with entity expansion off, so nothing was expanded to get here.)"""
+    for part in package.iter_parts():
+        if isinstance(part, XmlPart):
+            _refuse_dtd(part.element, part)
+
+
+def part_root(part: Part) -> etree._Element:
+    """The XML of a part python-docx has parsed, or parses here the same safe way."""
+    if isinstance(part, XmlPart):
+        element: etree._Element = part.element
+        return element
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    try:
+        root = etree.fromstring(part.blob, parser)
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"DOCX part {part.partname} is not well-formed XML: {exc}") from exc
+    return _refuse_dtd(root, part)
+
+
+def _refuse_dtd(root: etree._Element, part: Part) -> etree._Element:
+    if root.getroottree().docinfo.doctype:
+        raise ParseError(f"DOCX part {part.partname} declares a DTD, which Office files must "
+                         "not (a way to smuggle in entity expansion): not read")
+    return root
+
+
+def seen_chars(element: etree._Element) -> int:
+    """Visible characters of the text a reader sees in an element."""
+    texts = _SEEN_TEXT(element)
+    return sum(visible_chars(str(text)) for text in texts) if isinstance(texts, list) else 0
+
+
+@dataclass
+class Notes:
+    """Footnotes and endnotes by (kind, id). Word numbers them in the order they are cited;
+    each is cited once, so a note citing itself cannot loop."""
+
+    bodies: dict[tuple[str, str], etree._Element]
+    numbers: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, document_part: Part) -> Notes:
+        bodies: dict[tuple[str, str], etree._Element] = {}
+        for rel in document_part.rels.values():
+            kind = _NOTE_KINDS.get(rel.reltype)
+            if kind is None or rel.is_external:
+                continue
+            for note in part_root(rel.target_part).iterchildren(W + kind):
+                # separator and continuation notes draw the line above the notes: no text
+                if note.get(W + "type") in (None, "normal"):
+                    bodies[(kind, note.get(W + "id", ""))] = note
+        return cls(bodies)
+
+    def cite(self, reference: etree._Element) -> tuple[str, int, etree._Element] | None:
+        """The kind, number and body of the note a w:footnoteReference/w:endnoteReference
+        points at; None when it points at none or at one already cited."""
+        kind = "footnote" if reference.tag == W + "footnoteReference" else "endnote"
+        body = self.bodies.pop((kind, reference.get(W + "id", "")), None)
+        if body is None:
+            return None
+        self.numbers[kind] += 1
+        return kind, self.numbers[kind], body
+
+
+def unindexed_parts(document_part: Part) -> tuple[Counter[str], int]:
+    """Comments (review notes, not the document's content) and headers/footers (repeated on
+    every page): how many there are and the characters they hold, for chars_seen."""
+    skipped: Counter[str] = Counter()
+    chars = 0
+    seen: set[str] = set()
+    for rel in document_part.rels.values():
+        if rel.is_external or rel.target_ref in seen:
+            continue
+        seen.add(rel.target_ref)
+        if rel.reltype == RT.COMMENTS:
+            comments = list(part_root(rel.target_part).iterchildren(W + "comment"))
+            skipped["comments"] += len(comments)
+            chars += sum(seen_chars(comment) for comment in comments)
+        elif rel.reltype in (RT.HEADER, RT.FOOTER):
+            text = seen_chars(part_root(rel.target_part))
+            skipped["headers_footers"] += 1 if text else 0
+            chars += text
+    return +skipped, chars
