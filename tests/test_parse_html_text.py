@@ -169,4 +169,5 @@ def test_markdown_raw_html_resolves_no_entity(tmp_path: Path) -> None:
     doc = parse(tmp_path, "entities.md",
                 f'<!DOCTYPE html [<!ENTITY xxe SYSTEM "{(tmp_path / "secret.txt").as_uri()}">]>\n\n'
                 "<div>文件内容:&xxe; 版权&copy;</div>\n")
-    assert texts(doc) == ["文件内容:&xxe; 版权©"]
+    assert not [t for t in texts(doc) if "TOPSECRET" in t]
+    assert texts(doc)[-1] == "文件内容:&xxe; 版权©"
