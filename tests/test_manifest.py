@@ -140,11 +140,19 @@ def test_failure_keeps_reason_and_counts_attempts(manifest: ManifestStore) -> No
     assert manifest.published_keys() == []
 
 
-def test_reingest_hides_the_version_until_ready_again(manifest: ManifestStore) -> None:
+def test_a_reingest_keeps_the_published_version_served_until_it_is_ready_again(
+        manifest: ManifestStore) -> None:
+    """A rewrite of a published version (new content, or only new metadata) serves its last
+    published records until it is READY again; a failed rewrite leaves it READY (a full disk
+    must not hide what was published)."""
     walk_to_ready(manifest)
     walk_to_ready(manifest, "2")
     manifest.begin(meta(), "run2", "chunker@1", "model")
-    assert manifest.published_keys() == ["policy@2"]
+    assert manifest.published_keys() == ["policy@1", "policy@2"]
+    assert "policy@1" not in manifest.hidden_keys()
+    manifest.fail(("policy", "1"), "policy.md", "disk full", "run2")
+    assert manifest.get("policy", "1").state == State.READY
+    assert manifest.published_keys() == ["policy@1", "policy@2"]
 
 
 def test_migrations_run_once(location: str) -> None:

@@ -175,6 +175,11 @@ def scoped_doc_id(doc_id: str, tenant: str, default_tenant: str) -> str:
     return doc_id if tenant == default_tenant else f"{tenant}{TENANT_SEPARATOR}{doc_id}"
 
 
+def unscoped_doc_id(doc_id: str) -> str:
+    """The doc id as its tenant named it ("procurement" of "subsidiary-b:procurement")."""
+    return doc_id.split(TENANT_SEPARATOR, 1)[-1]
+
+
 def file_hash(data: bytes) -> str:
     return xxhash.xxh64_hexdigest(data)
 

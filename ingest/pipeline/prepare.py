@@ -15,7 +15,7 @@ from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
 from ingest.parse import ParseError, ParseLimits, ParsePool, read_meta
 from ingest.parse.identity import identify
-from ingest.parse.metadata import default_doc_id, scoped_doc_id
+from ingest.parse.metadata import default_doc_id
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Parsed, Prepared, VersionJob
@@ -122,25 +122,28 @@ def _choose(ctx: RunContext, params: ChunkParams, selection: Selection,
 def _check_owner(ctx: RunContext, item: Prepared) -> None:
     """Versions of one document live in one folder (see ingest.parse.identity.same_folder): a
     file may not add a version to, or rewrite one of, a document whose files are elsewhere, or
-    a sidecar anywhere could serve its text as another team's policy. A file that moved (its
-    old path is gone) keeps its document. A file whose doc id is its own default (its path
-    under the folder ingested) claims nothing: it is the same document wherever the folder is
-    (a corpus re-ingested from a copy, a root that moved)."""
-    meta, settings = item.meta, ctx.settings
-    own = scoped_doc_id(default_doc_id(item.path, item.root), meta.tenant_id,
-                        settings.default_tenant)
-    if meta.doc_id == own:
-        return
+    a sidecar anywhere could serve its text as another team's policy. "The same folder" is the
+    same folder on disk, or the same place under the folder ingested (a corpus ingested again
+    from a copy, a root that moved). A file whose old path is gone keeps its document."""
+    meta = item.meta
     folder = Path(meta.source_path).parent
-    for record in ctx.manifest.documents(doc_ids=[item.meta.doc_id]):
-        elsewhere = Path(record.source_path).parent != folder
-        if (elsewhere and record.state != State.TOMBSTONED
-                and os.path.lexists(record.source_path)):
+    for record in ctx.manifest.documents(doc_ids=[meta.doc_id]):
+        owner = Path(record.source_path).parent
+        if (owner != folder and not _same_place(folder, item.root, owner, record.source_root)
+                and record.state != State.TOMBSTONED and os.path.lexists(record.source_path)):
             raise PermissionError(
-                f"doc id {item.meta.doc_id} belongs to the files in "
-                f"{Path(record.source_path).parent} ({record.version_key}); a file in {folder} "
-                "may not add a version to it "
+                f"doc id {meta.doc_id} belongs to the files in {owner} ({record.version_key}); "
+                f"a file in {folder} may not add a version to it "
                 "(keep a document's versions in one folder, or give this file its own doc_id)")
+
+
+def _same_place(folder: Path, root: Path, other: Path, other_root: str | None) -> bool:
+    """Whether two folders sit at the same relative path under the folders they were ingested
+    from."""
+    if other_root is None or not folder.is_relative_to(root):
+        return False
+    return other.is_relative_to(other_root) and (
+        folder.relative_to(root) == other.relative_to(other_root))
 
 
 def _lift(ctx: RunContext, selection: Selection, item: Prepared) -> bool:

@@ -24,6 +24,7 @@ from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
+from ingest.parse.metadata import unscoped_doc_id
 from ingest.search.confidence import (
     Signals,
     abstains,
@@ -51,7 +52,9 @@ from ingest.stores.tokens import query_tokens
 class SearchResult(BaseModel):
     rank: int
     chunk_id: str
-    doc_id: str
+    doc_id: str = Field(description="the document's id as its tenant named it")
+    document_key: str = Field(description="the id the index keeps: \"<tenant>:<doc id>\" for a "
+                              "tenant other than the default one (kbflow chunks, trace)")
     version_id: str
     title_path: list[str]
     clause_no: str | None
@@ -178,7 +181,8 @@ def hybrid_search(
             sentence=sentence,
         )
         results.append(SearchResult(
-            rank=position, chunk_id=chunk_id, doc_id=chunk.doc_id, version_id=chunk.version_id,
+            rank=position, chunk_id=chunk_id, doc_id=unscoped_doc_id(chunk.doc_id),
+            document_key=chunk.doc_id, version_id=chunk.version_id,
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
             text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
