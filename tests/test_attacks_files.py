@@ -13,6 +13,8 @@ from datetime import date
 from pathlib import Path
 
 import docx
+import openpyxl
+import pptx
 import pytest
 
 from ingest.config import Settings
@@ -129,21 +131,68 @@ def test_h3_a_character_device_is_never_opened() -> None:
 
 # ---- H4: zip bombs, and the parse worker's memory limit ---------------------------------------
 
-def test_h4_a_docx_zip_bomb_is_refused_before_it_is_unpacked(tmp_path: Path) -> None:
-    document = docx.Document()
-    document.add_paragraph("第一条 正文。")
-    document.save(tmp_path / "plain.docx")
-    with zipfile.ZipFile(tmp_path / "plain.docx") as source, zipfile.ZipFile(
-            tmp_path / "bomb.docx", "w", zipfile.ZIP_DEFLATED) as bomb:
+def office_file(path: Path) -> Path:
+    """A small real file of the format `path` names, made by the format's own library."""
+    if path.suffix == ".docx":
+        document = docx.Document()
+        document.add_paragraph("第一条 正文。")
+        document.save(path)
+    elif path.suffix == ".pptx":
+        deck = pptx.Presentation()
+        deck.slides.add_slide(deck.slide_layouts[0]).shapes.title.text = "第一条 正文。"
+        deck.save(path)
+    else:
+        book = openpyxl.Workbook()
+        book.active.append(["科目", "金额"])
+        book.active.append(["差旅", "100"])
+        book.save(path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".pptx", ".xlsx"])
+def test_h4_an_office_zip_bomb_is_refused_before_it_is_unpacked(tmp_path: Path,
+                                                                suffix: str) -> None:
+    plain = office_file(tmp_path / f"plain{suffix}")
+    bomb_path = tmp_path / f"bomb{suffix}"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(
+            bomb_path, "w", zipfile.ZIP_DEFLATED) as bomb:
         for item in source.infolist():
             bomb.writestr(item, source.read(item))
-        with bomb.open("word/filler.xml", "w", force_zip64=True) as filler:
+        with bomb.open("docProps/filler.xml", "w", force_zip64=True) as filler:
             for _ in range(400):
-                filler.write(b"<w:t>" + b" " * (1 << 20) + b"</w:t>")
-    assert (tmp_path / "bomb.docx").stat().st_size < 3 * 1024 * 1024
-    meta, data = read_meta(tmp_path / "bomb.docx", tmp_path, "default", ["all-staff"])
+                filler.write(b"<t>" + b" " * (1 << 20) + b"</t>")
+    assert bomb_path.stat().st_size < 3 * 1024 * 1024
+    meta, data = read_meta(bomb_path, tmp_path, "default", ["all-staff"])
     started = time.perf_counter()
     with pytest.raises(ParseError, match="zip bomb"):
+        parse_document(meta, data)
+    assert time.perf_counter() - started < 5
+
+
+LAUGHS = '<!DOCTYPE x [<!ENTITY a0 "lol">' + "".join(
+    f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 10)) + "]>"
+
+
+@pytest.mark.parametrize(("suffix", "part"), [(".xlsx", "xl/worksheets/sheet1.xml"),
+                                              (".pptx", "ppt/slides/slide1.xml"),
+                                              (".docx", "word/document.xml")])
+def test_an_entity_expansion_in_any_office_part_fails_alone_at_once(
+        tmp_path: Path, suffix: str, part: str) -> None:
+    """openpyxl's XML parser expands entities: a DTD in any part is refused before a parser
+    sees it."""
+    plain = office_file(tmp_path / f"plain{suffix}")
+    laughs = tmp_path / f"laughs{suffix}"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(laughs, "w") as target:
+        for item in source.infolist():
+            content = source.read(item)
+            if item.filename == part:  # the DTD after the XML declaration, if there is one
+                cut = content.index(b"?>") + 2 if content.startswith(b"<?xml") else 0
+                content = (content[:cut] + LAUGHS.encode()
+                           + content[cut:].replace(b"</", b"&a9;</", 1))
+            target.writestr(item, content)
+    meta, data = read_meta(laughs, tmp_path, "default", ["all-staff"])
+    started = time.perf_counter()
+    with pytest.raises(ParseError, match=f"{part} declares a DTD"):
         parse_document(meta, data)
     assert time.perf_counter() - started < 5
 

@@ -3,12 +3,14 @@
 A 2 MB `.docx` can hold a few GB of XML (a zip bomb) that a parser would build a tree of in
 memory. The central directory declares every member's unpacked size, and Python's zipfile never
 unpacks more than a member declares (a member that holds more fails its CRC check), so checking
-the declared sizes bounds what any parser can be handed.
+the declared sizes bounds what any parser can be handed. No XML part may declare a DTD, so no
+parser is handed an entity to expand.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 from ingest.parse.errors import ParseError
@@ -17,6 +19,9 @@ MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 1024 * 1024 * 1024  # every member together (images are stored compressed)
 MAX_XML_BYTES = 128 * 1024 * 1024  # the XML parts together: parsers build trees ~10x this size
 MAX_RATIO = 200  # a member this much smaller packed than unpacked (and large) is a bomb
+MAX_PROLOG_BYTES = 64 * 1024  # what may come before an XML part's root element
+_ROOT_START = re.compile(rb"<(?![?!])")
+_DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 
 
 def check_archive(data: bytes, kind: str) -> None:
@@ -37,8 +42,25 @@ def check_archive(data: bytes, kind: str) -> None:
             f"{kind} file unpacks to {unpacked / 1024 / 1024:.0f} MB ({xml / 1024 / 1024:.0f} MB "
             f"of XML), over the {MAX_UNPACKED_BYTES >> 20} MB / {MAX_XML_BYTES >> 20} MB limits: "
             "a zip bomb or not a document")
+    _check_prologs(data, kind, [m for m in members if m.filename.endswith((".xml", ".rels"))])
     for m in members:
         if m.file_size > 10 * 1024 * 1024 and m.file_size > MAX_RATIO * max(m.compress_size, 1):
             ratio = m.file_size // max(m.compress_size, 1)
             raise ParseError(f"{kind} part {m.filename} unpacks {ratio} times its packed size "
                              f"({m.file_size >> 20} MB): a zip bomb")
+
+
+def _check_prologs(data: bytes, kind: str, parts: list[zipfile.ZipInfo]) -> None:
+    """ParseError if an XML part declares a DTD. Office files never do (ECMA-376 Part 2 forbids
+    it), and a DTD's entities are how a few bytes of XML expand to gigabytes (billion laughs)
+    in whichever library reads the part (openpyxl's parser expands them). Only each part's
+    prolog, up to its root element, is unpacked."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for member in parts:
+            with archive.open(member) as part:
+                head = part.read(MAX_PROLOG_BYTES)
+            root = _ROOT_START.search(head)
+            prolog = head[:root.start()] if root else head
+            if _DOCTYPE.search(prolog) or (root is None and len(head) == MAX_PROLOG_BYTES):
+                raise ParseError(f"{kind} part {member.filename} declares a DTD (or hides its "
+                                 "root element): Office files never do; not read")
