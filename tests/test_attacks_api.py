@@ -132,6 +132,8 @@ def test_7_searches_abandoned_before_their_turn_are_not_computed(indexed: Settin
         with ThreadPoolExecutor(max_workers=30) as pool:
             replies = list(pool.map(lambda _: timed_search(url, timeout=0.5), range(30)))
         service = app.state.search
+        time.sleep(0.5)  # a waiting search notices within 0.1 s that its client left
+        assert service.pending <= 1, vars(service)  # at most the one being computed
         deadline = time.monotonic() + 120
         while service.computed + service.abandoned + service.refused < 30:
             assert time.monotonic() < deadline, vars(service)

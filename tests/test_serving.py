@@ -126,7 +126,8 @@ def test_request_parameters_cannot_widen_a_key(api: TestClient) -> None:
 
 
 def test_bad_requests_fail_alone(api: TestClient) -> None:
-    for body in ({"query": ""}, {"query": QUERY, "k": 0}, {"query": QUERY, "k": 10_000},
+    for body in ({"query": ""}, {"query": QUERY, "k": 0}, {"query": QUERY, "k": 101},
+                 {"query": QUERY, "k": 10_000},
                  {"query": "x" * 5000}, {"query": QUERY, "as_of": "yesterday"},
                  {"query": QUERY, "extra": 1}):
         assert api.post("/search", json=body, headers=bearer(KEY_A)).status_code == 422, body
@@ -134,6 +135,9 @@ def test_bad_requests_fail_alone(api: TestClient) -> None:
     assert api.get("/search", params={"q": QUERY, "k": "many"},
                    headers=bearer(KEY_A)).status_code == 422
     assert api.post("/search", json={"query": QUERY}, headers=bearer(KEY_A)).status_code == 200
+    # k up to 100, as `kbflow search --k` (bench/realworld.py scores Recall@100)
+    assert api.get("/search", params={"q": QUERY, "k": 100},
+                   headers=bearer(KEY_A)).status_code == 200
 
 
 def test_health_reveals_nothing(api: TestClient) -> None:
