@@ -34,14 +34,12 @@ import sys
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import jieba
 import numpy as np
@@ -50,7 +48,15 @@ from bench import write_section
 from bench.latency import percentile
 from ingest.config import Settings
 from ingest.embed.encoders import open_encoder
-from ingest.evaluate import EvalCase, Expectation, Retrieved, retriever_fns, score_case
+from ingest.evaluate import (
+    EvalCase,
+    Expectation,
+    Retrieved,
+    hits_of,
+    retriever_fns,
+    score_case,
+)
+from ingest.search import SearchOptions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -62,6 +68,11 @@ MODES = ("final", "hybrid", "bm25", "dense", "graph")  # kbflow's retrievers (in
 LATENCY_K, LATENCY_QUESTIONS = 10, 50  # what a caller usually asks for, timed apart
 ARTICLE = re.compile(r"第[零〇一二两三四五六七八九十百千\d]+条(?:之[一二三四五六七八九十]+)?")
 ASKED_K10 = "final@k10"  # final as a caller asking for 10 gets it: fewer candidates per path
+SERVED = "served"  # final as `kbflow search` serves it (signals included): timed, not scored
+# final search's rules (ingest.search.SearchOptions), each switched off alone with --rules
+RULES = {"final-typos": "typo_correction", "final-synonyms": "synonyms",
+         "final-language": "language_weights", "final-exact": "exact_first",
+         "final-graph": "graph"}
 RECORD = "realworld-ingest.json"  # the ingest's figures, kept in the data dir for --skip-ingest
 
 
@@ -254,57 +265,51 @@ def ingest_figures(record: dict[str, Any]) -> dict[str, Any]:
             "failures": dict(Counter(f"{f['stage']}/{f['kind']}" for f in summary["failures"]))}
 
 
-@contextmanager
-def ranking_only() -> Iterator[None]:
-    """Searches without the two per-result signals that cost most and order nothing (the
-    results are ranked before they run): the best sentence's cosine (every sentence of every
-    result encoded) and the term cover (every result segmented by jieba), together over 90 % of
-    a k=100 search here. The rankings stay the Searcher's own: `ask_kbflow` compares them with
-    full searches of the questions it times."""
-    with mock.patch("ingest.search._best_sentences", lambda _e, _q, texts: [0.0] * len(texts)), \
-            mock.patch("ingest.search.term_cover", lambda _w, _text: (0.0, 0.0)):
-        yield
-
-
-def ask_kbflow(cases: Sequence[EvalCase], settings: Settings
+def ask_kbflow(cases: Sequence[EvalCase], settings: Settings, rules: bool = False
                ) -> tuple[dict[str, list[dict[str, float]]], dict[str, Any]]:
-    """Per retriever, each question's scores; then the latency of kbflow's final search as it
-    runs (signals included) on the first questions. One warm Searcher for all, as `kbflow serve`
-    keeps one."""
-    per: dict[str, list[dict[str, float]]] = {mode: [] for mode in (*MODES, ASKED_K10)}
-    seconds = dict.fromkeys(MODES, 0.0)
+    """Per retriever (and, with `rules`, final with each rule off), each question's scores;
+    then the latency of kbflow's final search as it is served (confidence signals on its top
+    results) on the first questions. One warm Searcher for all, as `kbflow serve` keeps one."""
     ranked: dict[str, list[str]] = {}  # final's chunk ids for the timed questions
     timed = cases[:LATENCY_QUESTIONS]
     short: list[str] = []  # questions whose final search returned fewer than 100 hits
-    with retriever_fns(settings, modes=MODES) as fns:
+    ranking = SearchOptions(signal_depth=0)  # the rankings, without the confidence signals
+    asked_for = {mode: ranking for mode in MODES} | {
+        name: SearchOptions(signal_depth=0, **{rule: False}) for name, rule in RULES.items()
+        if rules} | {SERVED: SearchOptions()}
+    per: dict[str, list[dict[str, float]]] = {
+        name: [] for name in [*asked_for, ASKED_K10] if name != SERVED}
+    seconds = {name: 0.0 for name in asked_for if name != SERVED}
+    with retriever_fns(settings, modes=asked_for) as fns:
         started = time.perf_counter()
-        with ranking_only():
-            for n, case in enumerate(cases, start=1):
-                for mode, fn in fns.items():
-                    before = time.perf_counter()
-                    hits = fn(case.question, None, None, None, DEPTH)
-                    seconds[mode] += time.perf_counter() - before
-                    per[mode].append(score_question(case, hits))
-                    if mode == "final" and len(hits) < DEPTH:
-                        short.append(case.id)
-                    if mode == "final" and n <= len(timed):
-                        ranked[case.id] = [h.chunk_id for h in hits]
-                asked = fns["final"](case.question, None, None, None, LATENCY_K)
-                per[ASKED_K10].append({name: value for name, value in
-                                       score_question(case, asked).items()
-                                       if name not in ("recall@20", "recall@100")})
-                if n % 50 == 0 or n == len(cases):
-                    log(f"kbflow: {n}/{len(cases)} questions, "
-                        f"{time.perf_counter() - started:.0f} s")
+        for n, case in enumerate(cases, start=1):
+            for mode, fn in fns.items():
+                if mode == SERVED:
+                    continue
+                before = time.perf_counter()
+                hits = hits_of(fn(case.question, None, None, None, DEPTH))
+                seconds[mode] += time.perf_counter() - before
+                per[mode].append(score_question(case, hits))
+                if mode == "final" and len(hits) < DEPTH:
+                    short.append(case.id)
+                if mode == "final" and n <= len(timed):
+                    ranked[case.id] = [h.chunk_id for h in hits]
+            asked = hits_of(fns["final"](case.question, None, None, None, LATENCY_K))
+            per[ASKED_K10].append({name: value for name, value in
+                                   score_question(case, asked).items()
+                                   if name not in ("recall@20", "recall@100")})
+            if n % 50 == 0 or n == len(cases):
+                log(f"kbflow: {n}/{len(cases)} questions, "
+                    f"{time.perf_counter() - started:.0f} s")
         latency: dict[str, Any] = {"mode_seconds": {m: round(s, 1) for m, s in seconds.items()},
                                    "final_short_of_k": short}
-        # At k=100 a difference would be the patch's doing; at k=10 it is the candidate depth
-        # (4k per path), which makes a k=10 search rank from fewer candidates.
+        # At k=100 the signals must change nothing; at k=10 the candidate depth (4k per path)
+        # makes a search rank from fewer candidates.
         for k in (DEPTH, LATENCY_K):
             took, differ = [], 0
             for case in timed:
                 before = time.perf_counter()
-                hits = fns["final"](case.question, None, None, None, k)
+                hits = hits_of(fns[SERVED](case.question, None, None, None, k))
                 took.append(time.perf_counter() - before)
                 differ += [h.chunk_id for h in hits] != ranked[case.id][:k]
             latency[f"k{k}"] = {"seconds": took, "top_differs_from_k100": differ}
@@ -332,7 +337,12 @@ ROWS = {"final": "kbflow final (`kbflow search`)",
         ASKED_K10: "kbflow final asked for k=10 (MRR@10)",
         "hybrid": "kbflow hybrid RRF (BM25 + dense, no rules)",
         "bm25": "kbflow BM25 path alone", "dense": "kbflow dense path alone",
-        "graph": "kbflow graph path alone"}
+        "graph": "kbflow graph path alone",
+        "final-typos": "final without typo correction",
+        "final-synonyms": "final without synonym expansion",
+        "final-language": "final without language weights",
+        "final-exact": "final without exact identifiers first",
+        "final-graph": "final without the graph list"}
 
 
 def table(metrics: dict[str, dict[str, float]]) -> list[str]:
@@ -434,6 +444,8 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, help="default ~/.cache/kbflow/realworld/data "
                         "(gold-data with --gold-files-only)")
     parser.add_argument("--limit", type=int, help="ask only the first N questions")
+    parser.add_argument("--rules", action="store_true",
+                        help="also score final search with each of its rules switched off")
     parser.add_argument("--skip-ingest", action="store_true",
                         help="reuse the data dir and the ingest figures recorded in it")
     parser.add_argument("--label", default=f"{datetime.now(UTC):%Y%m%dT%H%M}")
@@ -468,7 +480,7 @@ def main() -> None:
 
     load_start = os.getloadavg()[0]
     per = ask_baselines(cases, articles, settings)  # first: its vectors are kept for a rerun
-    kbflow, latency = ask_kbflow(cases, settings)
+    kbflow, latency = ask_kbflow(cases, settings, args.rules)
     per = kbflow | per
     result = {
         "label": args.label, "finished": f"{datetime.now(UTC):%Y-%m-%d %H:%M}",

@@ -426,7 +426,8 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
         console.print(
             f"\n[bold]{r.rank}.[/] {shown(r.doc_id)}@{shown(r.version_id)} "
             f"{shown(r.clause_no or '')} {page} "
-            f"[dim]{shown(r.chunk_id)}[/] confidence={r.confidence:.2f} score={r.score:.4f} "
+            f"[dim]{shown(r.chunk_id)}[/] confidence="
+            f"{'-' if r.confidence is None else f'{r.confidence:.2f}'} score={r.score:.4f} "
             f"bm25#{r.bm25_rank or '-'} dense#{r.dense_rank or '-'} "
             f"graph#{r.graph_rank or '-'}{exact}\n"
             f"   [dim]{shown(r.prefix)}[/]\n   {shown(r.text[:300])}"
@@ -626,7 +627,11 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
                 cell += (f"  (no-answer passed {m.no_answer_passed}/{m.no_answer_cases}, "
                          f"abstained {m.no_answer_abstained})")
             if tag == "(all)":
-                cell += f"  false abstain {m.false_abstain_rate:.2f}"
+                cell += (f"  false abstain {m.false_abstain_rate:.2f}, no_answer precision "
+                         f"{m.no_answer_precision:.2f}")
+            if m.conflict_cases:
+                cell += (f"  (conflict recall {m.conflict_recall:.2f}, precision "
+                         f"{m.conflict_precision:.2f} of {m.conflict_cases})")
             row.append(cell)
         table.add_row(*row)
     console.print(table)

@@ -218,3 +218,24 @@ def test_search_shows_the_rewrite_and_follows_file_edits(ingested) -> None:
         assert "打车" in after.results[0].text and after.results[0].bm25_rank == 1
         assert [r.chunk_id for r in search(question).results] == [
             r.chunk_id for r in before.results]
+
+
+def test_each_rule_can_be_switched_off_and_signals_reach_their_depth(ingested) -> None:
+    """SearchOptions turn final search's rules off one at a time (how bench/realworld.py judges
+    each) and limit the costly confidence signals to the top results."""
+    from ingest.search import Searcher, SearchOptions
+
+    _, settings = ingested
+    ask = {"tenant_id": settings.default_tenant, "groups": settings.default_acl,
+           "as_of": date(2026, 3, 1)}
+    with Searcher(settings) as searcher:
+        typo = "出差打车超标的部分怎么报消"
+        assert searcher.search(typo, **ask).rewrite.corrected == "出差打车超标的部分怎么报销"
+        kept = searcher.search(typo, options=SearchOptions(typo_correction=False), **ask)
+        assert kept.rewrite.corrected is None and kept.rewrite.bm25_text.startswith(typo)
+        shallow = searcher.search("婚假有几天", k=8, options=SearchOptions(signal_depth=3), **ask)
+        assert len(shallow.results) == 8
+        assert [r.signals is not None for r in shallow.results] == [True] * 3 + [False] * 5
+        assert shallow.results[3].confidence is None and shallow.results[0].confidence
+        deep = searcher.search("婚假有几天", k=8, **ask)
+        assert [r.chunk_id for r in deep.results] == [r.chunk_id for r in shallow.results]

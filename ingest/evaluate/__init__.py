@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field, model_validator
 
 from ingest.config import Settings
 from ingest.parse.metadata import TENANT_SEPARATOR
-from ingest.search.confidence import abstains
+
+if TYPE_CHECKING:  # the search stack (model, stores) is imported when a search runs
+    from ingest.search import SearchOptions
+
+RETRIEVERS = ("bm25", "dense", "hybrid", "final")
 
 
 class Retrieved(Protocol):
@@ -37,7 +41,23 @@ class Retrieved(Protocol):
     text: str
 
 
-SearchFn = Callable[[str, date | None, str | None, list[str] | None, int], Sequence[Retrieved]]
+class Answer(Protocol):
+    """A search's whole answer (ingest.search.SearchResponse): its hits and its verdict."""
+
+    @property
+    def results(self) -> Sequence[Retrieved]: ...
+
+    @property
+    def verdict(self) -> str: ...
+
+
+# A search function returns an Answer, or bare hits (a baseline's ranking: no verdict).
+SearchFn = Callable[[str, date | None, str | None, list[str] | None, int],
+                    Answer | Sequence[Retrieved]]
+
+
+def hits_of(found: Answer | Sequence[Retrieved]) -> Sequence[Retrieved]:
+    return found if isinstance(found, Sequence) else found.results
 
 
 class Expectation(BaseModel):
@@ -87,6 +107,7 @@ class EvalCase(BaseModel):
     groups: list[str] | None = None
     tags: list[str] = Field(default_factory=list)
     no_answer: bool = False  # nothing relevant exists for this reader: the search should say so
+    conflict: bool = False  # documents state different values: the verdict should say conflict
 
     @model_validator(mode="after")
     def _answerable_or_not(self) -> EvalCase:
@@ -104,7 +125,9 @@ class CaseResult(BaseModel):
     reciprocal_rank: float = 0.0
     ndcg: float = 0.0
     forbidden_hits: int = 0
-    abstained: bool = False  # the search said nothing answers (confidence.abstains)
+    abstained: bool = False  # the search said nothing answers (verdict no_answer)
+    conflict: bool = False  # a planted conflict (the case's `conflict`)
+    flagged: bool = False  # the search said its results conflict (verdict conflict)
     passed: bool  # answerable: hit and no forbidden result; no-answer: see evaluate()
     ranked: list[str]  # doc@version clause of each result, for reading a failure
 
@@ -121,6 +144,10 @@ class Metrics(BaseModel):
     no_answer_passed: int
     no_answer_abstained: int  # no-answer cases where the search said it had nothing
     false_abstain_rate: float  # share of answerable cases where it wrongly said so
+    no_answer_precision: float  # share of no_answer verdicts given on no-answer cases
+    conflict_cases: int  # cases with a planted conflict
+    conflict_recall: float  # share of them the verdict flagged
+    conflict_precision: float  # share of conflict verdicts given on planted conflicts
 
     @property
     def no_answer_rate(self) -> float:
@@ -155,7 +182,7 @@ def evaluate(cases: Sequence[EvalCase], search_fn: SearchFn, k: int = 5,
     top-1 score (a `score` attribute) is below it; with neither forbidden items nor a threshold,
     only an empty result list passes."""
     results = [
-        score_case(case, search_fn(case.question, case.as_of, case.tenant, case.groups, k)[:k],
+        score_case(case, search_fn(case.question, case.as_of, case.tenant, case.groups, k),
                    k, no_answer_threshold)
         for case in cases
     ]
@@ -167,13 +194,13 @@ def evaluate(cases: Sequence[EvalCase], search_fn: SearchFn, k: int = 5,
     )
 
 
-def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
+def score_case(case: EvalCase, found: Answer | Sequence[Retrieved], k: int,
                no_answer_threshold: float | None = None) -> CaseResult:
-    hits = list(hits)[:k]
+    hits = list(hits_of(found))[:k]
+    verdict = getattr(found, "verdict", None)  # bare hits (a baseline's) have none
     forbidden = sum(any(f.matches(h) for f in case.forbidden) for h in hits)
     ranked = [f"{h.doc_id}@{h.version_id} {h.clause_no or '-'}" for h in hits]
-    signals = [h.signals for h in hits if hasattr(h, "signals")]
-    abstained = not hits or (len(signals) == len(hits) and abstains(signals))
+    abstained = not hits or verdict == "no_answer"
     if case.no_answer:
         top = getattr(hits[0], "score", None) if hits else None
         if no_answer_threshold is not None:
@@ -181,7 +208,8 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
         else:  # hidden from this reader (forbidden given), or nothing in the corpus: abstain
             quiet = bool(case.forbidden) or abstained
         return CaseResult(id=case.id, tags=case.tags, no_answer=True, forbidden_hits=forbidden,
-                          abstained=abstained, passed=quiet and forbidden == 0, ranked=ranked)
+                          abstained=abstained, passed=quiet and forbidden == 0, ranked=ranked,
+                          flagged=verdict == "conflict")
     credited: set[int] = set()  # expectations already found higher up
     dcg, first = 0.0, 0
     for rank, hit in enumerate(hits, start=1):
@@ -196,7 +224,7 @@ def score_case(case: EvalCase, hits: Sequence[Retrieved], k: int,
         recall=len(credited) / len(case.expected), hit=float(first > 0),
         reciprocal_rank=1 / first if first else 0.0, ndcg=dcg / ideal,
         forbidden_hits=forbidden, abstained=abstained, passed=first > 0 and forbidden == 0,
-        ranked=ranked,
+        ranked=ranked, conflict=case.conflict, flagged=verdict == "conflict",
     )
 
 
@@ -213,35 +241,40 @@ def hybrid_search_fn(settings: Settings, generation: str | None = None,
                      mode: str = "final") -> Iterator[SearchFn]:
     """A search function over the serving (or the given) generation: what `kbflow search`
     does (or one retriever alone), with the configured default tenant and groups."""
-    with retriever_fns(settings, generation, (mode,)) as fns:
+    with retriever_fns(settings, generation, {mode: None}) as fns:
         yield fns[mode]
 
 
 @contextmanager
 def retriever_fns(settings: Settings, generation: str | None = None,
-                  modes: Sequence[str] = ("bm25", "dense", "hybrid", "final"),
+                  modes: Sequence[str] | Mapping[str, SearchOptions | None] = RETRIEVERS,
                   ) -> Iterator[dict[str, SearchFn]]:
-    """Search functions for several retrievers sharing one open index and one loaded model."""
+    """Search functions for several retrievers sharing one open index and one loaded model.
+    `modes` names retrievers (ingest.search.RETRIEVERS), or maps a name to search options;
+    a name that is no retriever runs the final search with its options (a rule switched off)."""
+    from ingest.search import RETRIEVERS as ALL_RETRIEVERS
     from ingest.search import Searcher
 
+    named = modes if isinstance(modes, Mapping) else dict.fromkeys(modes)
     with Searcher(settings, generation) as searcher:
-        def make(mode: Any) -> SearchFn:
+        def make(name: str, options: SearchOptions | None) -> SearchFn:
+            mode: Any = name if name in ALL_RETRIEVERS else "final"
+
             def search(question: str, as_of: date | None, tenant: str | None,
-                       groups: list[str] | None, k: int) -> Sequence[Retrieved]:
+                       groups: list[str] | None, k: int) -> Answer:
                 return searcher.search(
                     question, tenant_id=tenant or settings.default_tenant,
                     groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
-                    mode=mode,
-                ).results
+                    mode=mode, options=options,
+                )
 
             return search
 
-        yield {mode: make(mode) for mode in modes}
+        yield {name: make(name, options) for name, options in named.items()}
 
 
 def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5,
-                       modes: Sequence[str] = ("bm25", "dense", "hybrid", "final"),
-                       ) -> RetrieverReports:
+                       modes: Sequence[str] = RETRIEVERS) -> RetrieverReports:
     with retriever_fns(settings, modes=modes) as fns:
         return RetrieverReports(
             k=k, retrievers={mode: evaluate(cases, fn, k) for mode, fn in fns.items()},
@@ -255,6 +288,10 @@ def _metrics(results: Sequence[CaseResult]) -> Metrics:
     def mean(values: list[float]) -> float:
         return round(sum(values) / len(values), 4) if values else 0.0
 
+    def share(said: list[bool]) -> float:
+        """Of what was said, the share that was right (1.0 when nothing was said)."""
+        return round(sum(said) / len(said), 4) if said else 1.0
+
     return Metrics(
         cases=len(answerable), recall=mean([r.recall for r in answerable]),
         hit=mean([r.hit for r in answerable]),
@@ -265,6 +302,10 @@ def _metrics(results: Sequence[CaseResult]) -> Metrics:
         no_answer_cases=len(silent), no_answer_passed=sum(r.passed for r in silent),
         no_answer_abstained=sum(r.abstained for r in silent),
         false_abstain_rate=mean([float(r.abstained) for r in answerable]),
+        no_answer_precision=share([r.no_answer for r in results if r.abstained]),
+        conflict_cases=sum(r.conflict for r in results),
+        conflict_recall=share([r.flagged for r in results if r.conflict]),
+        conflict_precision=share([r.conflict for r in results if r.flagged]),
     )
 
 

@@ -18,7 +18,7 @@ from datetime import date
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ingest.config import Settings
 from ingest.embed import Embedder
@@ -28,6 +28,7 @@ from ingest.parse.metadata import unscoped_doc_id
 from ingest.search.confidence import (
     Signals,
     abstains,
+    answer_reason,
     confidence,
     sentences,
     term_cover,
@@ -44,6 +45,7 @@ from ingest.search.fusion import (
 )
 from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, seed_clauses
 from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
+from ingest.search.verdict import Conflict, ConflictKind, Verdict, conflicts, decide
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 from ingest.stores.tokens import query_tokens
@@ -64,11 +66,13 @@ class SearchResult(BaseModel):
     prefix: str
     text: str
     score: float
-    confidence: float = Field(description="calibrated probability that this result answers")
+    confidence: float | None = Field(description="calibrated probability that this result "
+                                     "answers (None below the options' signal_depth)")
     exact_match: bool = Field(description="carries an identifier the query names")
     bm25_rank: int | None
     dense_rank: int | None
-    signals: Signals
+    signals: Signals | None = Field(description="what the query and this result share (None "
+                                    "below the options' signal_depth)")
     graph_rank: int | None = None
     graph_path: GraphPath | None = Field(None, description="the best graph path that led here")
 
@@ -80,6 +84,25 @@ RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "graph", "hybrid", "final"
 # Weighted RRF: the dense model (bge-small-zh) reads Chinese well, English poorly.
 WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0}
 WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25}
+CONFLICT_DEPTH = 10  # results searched for the two sides of a conflict
+
+
+class SearchOptions(BaseModel):
+    """Which of final search's rules run: each can be switched off to judge what it does
+    (bench/realworld.py, `kbflow eval`); the defaults are what `kbflow search` does."""
+
+    model_config = ConfigDict(frozen=True)
+    typo_correction: bool = Field(True, description="fix homophone typos against the corpus's "
+                                  "own vocabulary")
+    synonyms: bool = Field(True, description="add synonym-group terms the corpus uses")
+    language_weights: bool = Field(True, description="weigh the dense path down for English "
+                                   "queries (the default model reads English poorly)")
+    exact_first: bool = Field(True, description="chunks carrying a code or clause number the "
+                              "query names rank first")
+    graph: bool = Field(True, description="add the graph's list when the query asks a relation")
+    signal_depth: int = Field(10, ge=0, le=100, description="how many results, from the top, "
+                              "get confidence signals (a sentence-level cosine each: the costly "
+                              "part of a deep search); the abstention reads these")
 
 
 class SearchResponse(BaseModel):
@@ -91,8 +114,14 @@ class SearchResponse(BaseModel):
     query_coverage: float
     identifiers: Identifiers
     rewrite: QueryRewrite | None = Field(None, description="typo fix and synonym expansions")
-    abstained: bool = Field(description="no result is likely to answer the query; the results "
-                            "are still returned so a caller can choose")
+    verdict: Verdict = Field(description="sufficient: the results answer; conflict: results "
+                             "of different documents state different values for one thing "
+                             "(see conflicts); no_answer: nothing here answers")
+    reason: str = Field(description="why the verdict, in one line")
+    conflicts: list[Conflict] = Field(default_factory=list, description="each with both sides; "
+                                      "side a is the one the precedence rule puts first")
+    abstained: bool = Field(description="verdict == no_answer (kept for older callers); the "
+                            "results are still returned so a caller can choose")
     graph_route: str | None = Field(None, description="the intent the graph channel walked "
                                     "(None: the query did not ask the graph)")
     results: list[SearchResult]
@@ -114,16 +143,19 @@ def hybrid_search(
     mode: Retriever = "final",
     graph: GraphChannel | None = None,
     vocabulary: Vocabulary | None = None,
+    options: SearchOptions | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(
         tenant_id=tenant_id, groups=groups, as_of=as_of, hidden_keys=manifest.hidden_keys()
     )
+    opts = options or SearchOptions()
     depth = max(k * 4, 20)
     final = mode == "final"
     # The vocabulary as this reader sees it: no typo is fixed to another tenant's word.
     reader = (vocabulary.seen_by(lambda terms: lexical.term_counts(terms, flt))
               if vocabulary is not None else None)
-    rewritten = rewrite(query, reader) if reader is not None and final else None
+    rewritten = (rewrite(query, reader, typos=opts.typo_correction, synonyms=opts.synonyms)
+                 if reader is not None and final else None)
     bm25_text = rewritten.bm25_text if rewritten else query
     dense_text = rewritten.dense_text if rewritten else query
     fixed = (rewritten.corrected or query) if rewritten else query
@@ -135,7 +167,8 @@ def hybrid_search(
     if dense_used:
         hits = vectors.search(encoded.values, flt, depth, min_coverage)
         ranked["dense"] = [h.chunk_id for h in hits]
-    weights = {} if not final else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE
+    weights = ({} if not (final and opts.language_weights)
+               else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE)
     scores = rrf(ranked, weights, rrf_k)
 
     def seeds() -> list[tuple[str, str]]:
@@ -144,7 +177,7 @@ def hybrid_search(
 
     route: Route | None = None
     graph_ranks: dict[str, tuple[int, GraphPath]] = {}
-    if graph is not None and mode in ("graph", "final"):
+    if graph is not None and (mode == "graph" or (final and opts.graph)):
         route, graph_hits = graph.search(fixed, flt, depth, seeds=seeds)
         weight = route.weight if route else 0.0  # no route, no hits
         for rank, hit in _shared_ranks(graph_hits):
@@ -157,46 +190,67 @@ def hybrid_search(
     # answered by that document's clauses as much as by those citing it.
     exact = {c: exact_matches(ids, chunk.clause_no, f"{chunk.prefix}\n{chunk.text}")
              for c, chunk in chunks.items()}
-    top = [c for c in order(scores, exact if final else {}) if c in chunks][:k]
+    ordered = [c for c in order(scores, exact if final and opts.exact_first else {})
+               if c in chunks]
+    # A conflict's two sides are looked for a little deeper than k: both are shown.
+    top = ordered[:max(k, CONFLICT_DEPTH)]
     ranks = {path: {c: r for r, c in enumerate(ids_, start=1)} for path, ids_ in ranked.items()}
-    cached = embedder.cached({chunks[c].content_hash for c in top})
+    explained = top[:opts.signal_depth]
+    cached = embedder.cached({chunks[c].content_hash for c in explained})
     query_vector = np.asarray(encoded.values, dtype=np.float32)
-    closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in top])
+    closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in explained])
     answers = ids.without_titles()  # what, carried exactly, answers whatever the wording
     results = []
     if reader is not None:
         reader.prefetch(query_tokens(fixed))
     rarity = term_weights(fixed, reader.terms if reader else {},
                           reader.largest_df if reader else 0)
-    for position, (chunk_id, sentence) in enumerate(zip(top, closest, strict=True), start=1):
+    for position, chunk_id in enumerate(top, start=1):
         chunk = chunks[chunk_id]
-        vector = cached.get(chunk.content_hash)
-        covers = term_cover(rarity, f"{chunk.prefix} {chunk.text}")
-        signals = Signals(
-            cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
-            term_cover=covers[0], rare_cover=covers[1],
-            both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
-            exact=exact_matches(answers, chunk.clause_no, chunk.text) > 0,
-            amount=amount_matches(ids, chunk.text) > 0,
-            sentence=sentence,
-        )
+        signals = None
+        if position <= len(explained):
+            vector = cached.get(chunk.content_hash)
+            covers = term_cover(rarity, f"{chunk.prefix} {chunk.text}")
+            signals = Signals(
+                cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
+                term_cover=covers[0], rare_cover=covers[1],
+                both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
+                exact=exact_matches(answers, chunk.clause_no, chunk.text) > 0,
+                amount=amount_matches(ids, chunk.text) > 0,
+                sentence=closest[position - 1],
+            )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=unscoped_doc_id(chunk.doc_id),
             document_key=chunk.doc_id, version_id=chunk.version_id,
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
-            text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
+            text=chunk.text, score=scores[chunk_id],
+            confidence=round(confidence(signals), 4) if signals else None,
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
             graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
             graph_path=graph_ranks[chunk_id][1] if chunk_id in graph_ranks else None,
         ))
+    explained_results = [r.signals for r in results if r.signals]
+    no_answer, why = abstains(explained_results), answer_reason(explained_results)
+    known = {t: w for t, w in rarity.items() if reader is not None and reader.terms.get(t)}
+    found = [] if no_answer or not final else conflicts(known, results, _precedence)
+    sides = {c for conflict in found for c in (conflict.a.chunk_id, conflict.b.chunk_id)}
+    results = [r for r in results if r.rank <= k or r.chunk_id in sides]
+    verdict, reason = decide(no_answer, found, why)
     return SearchResponse(
         query=query, tenant_id=tenant_id, groups=groups, as_of=as_of, dense_used=dense_used,
         query_coverage=round(encoded.coverage, 3), identifiers=ids, rewrite=rewritten,
-        abstained=abstains([r.signals for r in results]),
+        verdict=verdict, reason=reason, conflicts=found, abstained=verdict == "no_answer",
         graph_route=route.intent if route else None, results=results,
     )
+
+
+def _precedence(x: SearchResult, y: SearchResult, kind: ConflictKind) -> tuple[bool, str]:
+    """Whether x goes first in a conflict with y, and the rule that said so."""
+    if kind == "reissue":
+        return x.version_id >= y.version_id, "the re-issue first"
+    return x.rank < y.rank, "the better-ranked first"
 
 
 def _best_sentences(embedder: Embedder, query: np.ndarray, texts: list[str]) -> list[float]:
@@ -243,17 +297,19 @@ class Searcher:
             self._vocabulary = Vocabulary.load(settings, self._stores.lexical)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
-               k: int = 5, mode: Retriever = "final") -> SearchResponse:
+               k: int = 5, mode: Retriever = "final",
+               options: SearchOptions | None = None) -> SearchResponse:
         if not self._ready:
             return SearchResponse(query=query, tenant_id=tenant_id, groups=groups, as_of=as_of,
                                   dense_used=False, query_coverage=0.0,
-                                  identifiers=identifiers(query), abstained=True, results=[])
+                                  identifiers=identifiers(query), verdict="no_answer",
+                                  reason="nothing is published yet", abstained=True, results=[])
         return hybrid_search(
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
             groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
             min_coverage=self._settings.dense_min_coverage, mode=mode, graph=self._graph,
-            vocabulary=self._vocabulary,
+            vocabulary=self._vocabulary, options=options,
         )
 
     def close(self) -> None:

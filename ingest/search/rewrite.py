@@ -294,13 +294,15 @@ def _latin(text: str) -> bool:
     return _CJK.search(text) is None
 
 
-def rewrite(query: str, vocab: Vocabulary) -> QueryRewrite:
+def rewrite(query: str, vocab: Vocabulary, *, typos: bool = True,
+            synonyms: bool = True) -> QueryRewrite:
     """The corrected query and its expansions. BM25 gets all expansions; the encoder only those
     in the other language (it reads synonyms of the question's own language already, and extra
-    words of that language blur it), which bridge a question to documents in the other one."""
+    words of that language blur it), which bridge a question to documents in the other one.
+    `typos` / `synonyms` off skip that step (to judge each alone)."""
     vocab.refresh()
-    fixed, corrections = correct(query, vocab)
-    expansions = expand(fixed, vocab)
+    fixed, corrections = correct(query, vocab) if typos else (query, [])
+    expansions = expand(fixed, vocab) if synonyms else []
     bridging = [e for e in expansions if _latin(e) != _latin(fixed)]
     return QueryRewrite(
         original=query, corrected=fixed if corrections else None, corrections=corrections,
