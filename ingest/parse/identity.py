@@ -34,7 +34,15 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from ingest.models import BlockKind, DocumentIdentity, ParsedDocument, VersionLink, version_key
-from ingest.parse.identity_text import facts, is_generic, similarity, split_title
+from ingest.parse.identity_text import (
+    facts,
+    is_generic,
+    is_reissue,
+    organisation_variants,
+    similarity,
+    split_title,
+    title_match,
+)
 from ingest.parse.metadata import TENANT_SEPARATOR, read_sidecar
 
 if TYPE_CHECKING:  # the manifest imports the parsers' models; only its type is needed here
@@ -85,18 +93,23 @@ class Decision:
 
 def links(candidates: list[Candidate]) -> list[tuple[int, int, VersionLink]]:
     """(older index, newer index, evidence) for every pair the rules link. Only files sharing a
-    base title, or named by a repeal statement, are compared: no all-pairs scan."""
-    by_base: dict[str, list[int]] = {}
+    base title (with or without a leading organisation name), or named by a repeal statement,
+    are compared: no all-pairs scan."""
+    by_key: dict[str, set[int]] = {}
     for i, c in enumerate(candidates):
-        if c.facts.base_title:
-            by_base.setdefault(c.facts.base_title, []).append(i)
+        for key in _keys(c.facts.base_title):
+            by_key.setdefault(key, set()).add(i)
+
+    def sharing(base: str) -> set[int]:
+        return {j for key in _keys(base) for j in by_key.get(key, ())}
+
     found: list[tuple[int, int, VersionLink]] = []
     for i, first in enumerate(candidates):
         named = {split_title(r.title)[0] for r in first.facts.repeals}
-        own = by_base.get(first.facts.base_title, [])
+        own = sharing(first.facts.base_title)
         if is_generic(first.facts.base_title) and len(own) > MAX_GENERIC_SHARED:
-            own = []  # many files called 通知 are many notices, not versions of one
-        others = {j for base in named for j in by_base.get(base, [])} | set(own)
+            own = set()  # many files called 通知 are many notices, not versions of one
+        others = {j for base in named for j in sharing(base)} | own
         for j in sorted(others - {i}):
             second = candidates[j]
             if first.tenant_id != second.tenant_id or not same_folder(first.ref, second.ref):
@@ -104,8 +117,9 @@ def links(candidates: list[Candidate]) -> list[tuple[int, int, VersionLink]]:
             older, newer = j, i  # a repeal: the one stating it is the newer
             link = _repeal_link(first, second)
             if link is None and j < i:  # each unordered pair once
-                link = _same_title_link(first, second)
-                if _order(second) > _order(first):
+                titled = _reissue_link(first, second) or _same_title_link(first, second)
+                link, first_is_newer = titled or (None, True)
+                if not first_is_newer:
                     older, newer = i, j
             if link is None:
                 continue
@@ -125,14 +139,21 @@ def same_folder(a: str, b: str) -> bool:
     return Path(a).parent == Path(b).parent
 
 
+def _keys(base_title: str) -> set[str]:
+    """What a base title is found under: itself and itself without a leading organisation name."""
+    return {base_title, *organisation_variants(base_title)} - {""}
+
+
 def _repeal_link(newer: Candidate, older: Candidate) -> VersionLink | None:
     for statement in newer.facts.repeals:
         base, marker = split_title(statement.title)
-        if base != older.facts.base_title:
+        org = title_match(base, older.facts.base_title)
+        if org is None:
             continue
         if marker and older.facts.marker and marker != older.facts.marker:
             continue  # names another version of the same title
-        if marker and marker == newer.facts.marker and base == newer.facts.base_title:
+        if (marker and marker == newer.facts.marker
+                and title_match(base, newer.facts.base_title) is not None):
             continue  # names the document's own version
         a, b = older.facts.effective_from, newer.facts.effective_from
         if a and b and a >= b:
@@ -140,12 +161,37 @@ def _repeal_link(newer: Candidate, older: Candidate) -> VersionLink | None:
         if a and not b:
             continue  # undated, it would sort before the one it repeals and be closed by it
         return VersionLink(rule="repeal", other="", other_path=older.ref,
-                           detail=statement.sentence)
+                           detail=statement.sentence, org_prefix=org or None)
     return None
 
 
-def _same_title_link(newer: Candidate, older: Candidate) -> VersionLink | None:
-    if newer.facts.base_title != older.facts.base_title:
+def _reissue_link(first: Candidate, second: Candidate) -> tuple[VersionLink, bool] | None:
+    """(evidence, whether `first` is the newer) when one is the other's title re-issued: marked
+    （更正）, （修订）, 第二版 where the other has no marker. The marked one is the newer even from
+    the same day (a correction keeps the date it corrects) or undated, never when dated earlier
+    or undated next to a dated original (undated sorts first)."""
+    if bool(first.facts.marker) == bool(second.facts.marker):
+        return None
+    newer, older = (first, second) if first.facts.marker else (second, first)
+    org = title_match(newer.facts.base_title, older.facts.base_title)
+    if org is None or not is_reissue(newer.facts.marker):
+        return None
+    a, b = older.facts.effective_from, newer.facts.effective_from
+    if (a and b and a > b) or (a and not b):
+        return None
+    link = VersionLink(rule="reissue", other="", other_path=older.ref, org_prefix=org or None,
+                       detail=f"《{newer.facts.title}》 re-issues 《{older.facts.title}》 "
+                              f"({newer.facts.marker})")
+    return link, newer is first
+
+
+def _same_title_link(first: Candidate, second: Candidate) -> tuple[VersionLink, bool] | None:
+    """(evidence, whether `first` is the newer) when the titles are equal without version
+    markers (and perhaps an organisation name) and marker or date tells the two apart."""
+    first_is_newer = _order(first) >= _order(second)
+    newer, older = (first, second) if first_is_newer else (second, first)
+    org = title_match(newer.facts.base_title, older.facts.base_title)
+    if org is None:
         return None
     a, b = older.facts.effective_from, newer.facts.effective_from
     distinct = newer.facts.marker != older.facts.marker or (a and b and a != b)
@@ -157,9 +203,11 @@ def _same_title_link(newer: Candidate, older: Candidate) -> VersionLink | None:
         undated, dated = (newer, older) if a else (older, newer)
         if not _marker_before(undated.facts.marker, dated.facts.marker):
             return None
-    return VersionLink(rule="same_title", other="", other_path=older.ref,
-                       detail=f"《{newer.facts.title}》 = 《{older.facts.title}》 without version "
-                              f"markers ({newer.facts.base_title})")
+    without = f"version markers and {org}" if org else "version markers"
+    link = VersionLink(rule="same_title", other="", other_path=older.ref, org_prefix=org or None,
+                       detail=f"《{newer.facts.title}》 = 《{older.facts.title}》 without "
+                              f"{without} ({newer.facts.base_title})")
+    return link, first_is_newer
 
 
 def _marker_before(first: str | None, second: str | None) -> bool:
