@@ -82,6 +82,9 @@ class DocumentIdentity(BaseModel):
     marker: str | None = None  # the version marker the title carried: "2025", "v2.0", "修订版"
     effective_from: date | None = None
     effective_basis: str | None = None  # the text that states the effective date
+    # the latest adoption or amendment date a law-style opening states: parts of one law in
+    # several files share it, versions do not
+    amended: date | None = None
     repeals: list[RepealStatement] = Field(default_factory=list)
     links: list[VersionLink] = Field(default_factory=list)
 

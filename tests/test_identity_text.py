@@ -6,6 +6,7 @@ case that must not link. The wordings are invented here, not the held-out docume
 from __future__ import annotations
 
 from datetime import date
+from types import SimpleNamespace
 
 from ingest.lifecycle import VersionDates, closing_dates
 from ingest.parse.identity import Candidate, decide
@@ -112,6 +113,20 @@ def test_a_repeal_without_the_company_name_links_to_the_prefixed_title() -> None
     assert not decide([other, new], never_taken)["hr/new.md"].identity.links
 
 
+def test_status_shows_the_organisation_name_a_link_left_out(capsys) -> None:
+    from flows.cli import _print_inferred_versions
+
+    old = candidate("hr/old.md", "宏远集团员工加班管理规定", "生效日期：2022年3月1日")
+    new = candidate("hr/new.md", "宏远集团员工加班与调休管理办法",
+                    "第三十条 本办法自2024年7月1日起施行，原《员工加班管理规定》同时废止。")
+    identity = decide([old, new], never_taken)["hr/new.md"].identity
+    _print_inferred_versions([SimpleNamespace(version_key="hr@2024-07-01", identity=identity,
+                                              effective_from=date(2024, 7, 1), effective_to=None)])
+    shown = capsys.readouterr().out.replace("\n", "")
+    assert "repeal: older version" in shown and "titles equal without 宏远集团" in shown
+    assert "原《员工加班管理规定》同时废止" in shown
+
+
 def test_a_correction_reissue_replaces_the_original_even_from_the_same_day() -> None:
     original = candidate("fin/a.md", "关于调整国内出差住宿费标准的通知",
                          "自2024年6月1日起执行。二线城市住宿费标准为每人每晚五百四十元。")
@@ -187,3 +202,16 @@ def test_two_versions_of_a_law_in_one_folder_link_by_title_and_amendment_date() 
     assert [(d.doc_id, d.version_id) for d in decisions.values()] == [
         (law, "1998-10-01"), (law, "2009-04-24")]
     assert rules(decisions, "laws/b.md") == ["same_title"]
+
+
+def test_parts_of_one_law_in_several_files_are_no_versions() -> None:
+    """LawRefBook splits a code into one file per part, each titled by the code; one part's
+    opening lacks the 施行 line, so dates alone would make it an older version of the rest."""
+    adopted = "# 中华人民共和国某某法典\n\n2020年5月28日 第十三届全国人民代表大会第三次会议通过\n\n"
+    part = candidate("code/a.md", "中华人民共和国某某法典", adopted + "第一条 甲。")
+    other = candidate("code/b.md", "中华人民共和国某某法典",
+                      adopted + "2021年1月1日 施行\n\n第九条 乙。")
+    assert (part.facts.effective_from, other.facts.effective_from) == (
+        date(2020, 5, 28), date(2021, 1, 1))
+    assert part.facts.amended == other.facts.amended == date(2020, 5, 28)
+    assert not decide([part, other], never_taken)["code/b.md"].identity.links

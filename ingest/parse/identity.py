@@ -2,9 +2,16 @@
 
 Two files are linked as versions of one document when
 - `repeal`: one names the other by its 《title》 as repealed or replaced (…同时废止, 代替《…》,
-  不再执行), the named title matching the other's title with or without its version marker; or
+  不再执行, or 原通知/原办法…同时作废 up to three sentences after the 《title》), the named title
+  matching the other's title with or without its version marker; or
+- `reissue`: one is the other's title re-issued, marked （更正）, （修订）, 第二版 where the other
+  has no marker: the marked one is newer, even from the same day; or
 - `same_title`: their titles are equal once version markers are stripped ((2024版), 2025年修订,
-  修订版, v2, V2.0, dates, 试行) and something tells the versions apart (marker or effective date).
+  修订版, v2, V2.0, dates, 试行) and something tells the versions apart (marker or effective date;
+  a law's adoption and amendment lines: parts of one law in several files share them).
+Titles match with or without a leading organisation name (宏远集团…, 中华人民共和国…; see
+`identity_text.title_match`), which the link's evidence records. Laws are dated by the latest
+adoption or amendment line of their opening (`identity_text.effective_date`).
 
 Conservative on purpose: a generic title (通知, 办法, README, very short titles) links only when
 the bodies are also alike; a document never links to itself (a repeal of its own earlier
@@ -15,8 +22,8 @@ before a newer one; versions of one document lie in one folder (who may write th
 decides: see `same_folder`). Linked files share one doc id and get version ids from their markers or
 effective dates; a sidecar that sets doc_id or version is never overridden.
 
-The rules (`facts`, `links`, `decide`) are pure; `identify` applies them to a run's parsed
-documents and the versions its manifest already published. A new version that links to a
+The rules (`identity_text.facts`, `links`, `decide`) are pure; `identify` applies them to a run's
+parsed documents and the versions its manifest already published. A new version that links to a
 published one takes that one's doc id (published chunks are never rekeyed); published versions
 with a generic title are not compared (their bodies are not at hand), and versions published
 before identities were recorded (manifest migration 002) are not either.
@@ -197,6 +204,8 @@ def _same_title_link(first: Candidate, second: Candidate) -> tuple[VersionLink, 
     distinct = newer.facts.marker != older.facts.marker or (a and b and a != b)
     if not distinct:
         return None  # same title, nothing telling versions apart: two documents, not versions
+    if older.facts.amended and older.facts.amended == newer.facts.amended:
+        return None  # one law's parts in two files (one without its 施行 line), or copies
     if a and b and a == b:
         return None  # both in force from one day: no order to close one by the other
     if bool(a) != bool(b):  # versions sort by date, undated first: the markers must agree

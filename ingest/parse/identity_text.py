@@ -285,8 +285,10 @@ def facts(title: str, text: str, known_from: date | None = None) -> DocumentIden
     text = normalize(text)
     base, marker = split_title(title)
     effective, basis = effective_date(text, known_from)
+    amended = [d for d, clause in amendment_dates(text) if not clause.endswith("施行")]
     return DocumentIdentity(title=title, base_title=base, marker=marker, effective_from=effective,
-                            effective_basis=basis, repeals=repeal_statements(text, title))
+                            effective_basis=basis, amended=max(amended, default=None),
+                            repeals=repeal_statements(text, title))
 
 
 def similarity(a: str, b: str) -> float:
