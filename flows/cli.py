@@ -314,8 +314,9 @@ def _print_inferred_versions(records: list) -> None:
                             f"({r.identity.effective_basis or 'no date stated'})"))
         for link in r.identity.links:
             score = f", body similarity {link.similarity}" if link.similarity is not None else ""
-            console.print(shown(f"  {link.rule}: {link.other_is} version {link.other}{score}: "
-                                f"{link.detail}"))
+            org = f", titles equal without {link.org_prefix}" if link.org_prefix else ""
+            console.print(shown(f"  {link.rule}: {link.other_is} version {link.other}{score}"
+                                f"{org}: {link.detail}"))
 
 
 def _print_last_run(last: RunRecord | None) -> None:
@@ -596,8 +597,9 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
             f"({r.run_source}, {r.run_started_at})"
         )
         for link in r.identity.links if r.identity else []:
+            org = f", titles equal without {link.org_prefix}" if link.org_prefix else ""
             console.print(shown(f"  version recognised by {link.rule}: {link.other_is} "
-                                f"version {link.other}: {link.detail}"))
+                                f"version {link.other}{org}: {link.detail}"))
     return 0
 
 

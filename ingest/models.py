@@ -60,12 +60,16 @@ class RepealStatement(BaseModel):
 class VersionLink(BaseModel):
     """Why two files were taken as versions of one document."""
 
-    rule: str  # "repeal" (one names the other as repealed/replaced) | "same_title"
+    # "repeal" (one names the other as repealed/replaced) | "reissue" (one is the other's
+    # title re-issued: （更正）, （修订）, 第二版) | "same_title" (equal titles, told apart by
+    # marker or date)
+    rule: str
     other: str  # the other version's key (doc_id@version_id)
     other_path: str
     other_is: str = ""  # "older" | "newer": which side of the pair the other version is
-    detail: str  # the repeal sentence, or the two titles
+    detail: str  # the repeal sentence(s), or the two titles
     similarity: float | None = None  # body similarity, required for generic titles
+    org_prefix: str | None = None  # the organisation name one title carries, the other not
 
 
 class DocumentIdentity(BaseModel):
@@ -78,6 +82,9 @@ class DocumentIdentity(BaseModel):
     marker: str | None = None  # the version marker the title carried: "2025", "v2.0", "修订版"
     effective_from: date | None = None
     effective_basis: str | None = None  # the text that states the effective date
+    # the latest adoption or amendment date a law-style opening states: parts of one law in
+    # several files share it, versions do not
+    amended: date | None = None
     repeals: list[RepealStatement] = Field(default_factory=list)
     links: list[VersionLink] = Field(default_factory=list)
 

@@ -14,16 +14,8 @@ import pytest
 from ingest.lifecycle import VersionDates, closing_dates
 from ingest.manifest import ManifestStore
 from ingest.models import Block, BlockKind, DocumentMeta, ParsedDocument
-from ingest.parse.identity import (
-    Candidate,
-    body_text,
-    decide,
-    effective_date,
-    facts,
-    identify,
-    repeal_statements,
-    split_title,
-)
+from ingest.parse.identity import Candidate, body_text, decide, identify
+from ingest.parse.identity_text import effective_date, facts, repeal_statements, split_title
 
 OLD_TITLE = "费用报销管理办法（2024版）"
 NEW_TITLE = "费用报销管理办法（2025版）"
