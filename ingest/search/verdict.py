@@ -12,11 +12,11 @@ says who should win:
 - `definition`: anything else (tax-inclusive vs exclusive, an FAQ paraphrasing a policy): the
   higher authority first.
 
-Two chunks state the same thing for the question when a sentence of each
+Two chunks state the same thing for the question when a sentence of each, read with the sentence
+before it (an FAQ's question, a clause's lead-in),
 - holds the question's rarest word the corpus knows (what the question is about: 住宿 in
-  出差住宿标准是多少, not 标准 or 出差),
-- holds the same set of the question's words as the other (请假3天以内由部门负责人审批 and
-  出差5天以内由部门负责人审批 answer different questions),
+  出差住宿标准是多少, not 标准 or 出差; so 请假3天以内由部门负责人审批 and
+  出差5天以内由部门负责人审批 do not both answer 请假5天谁审批),
 - otherwise says nearly the same (character pairs, digits aside, overlap: segmentation-free),
 - and states a value of one kind (money, days, hours, percent, distance, count), the two values
 differing. Versions of one document never conflict (only the version in force on the business
@@ -96,12 +96,15 @@ def values(text: str, asked: Mapping[str, float]) -> list[_Value]:
         return []
     key = max(asked, key=lambda word: asked[word])
     found = []
-    for sentence in sentences(unicodedata.normalize("NFKC", text)):
-        if key not in sentence:
+    parts = sentences(unicodedata.normalize("NFKC", text))
+    for i, sentence in enumerate(parts):
+        # The sentence before belongs to it: an FAQ's question, a clause's lead-in (住宿标准如下).
+        context = (parts[i - 1] if i else "") + sentence
+        if key not in context:
             continue
         letters = re.sub(r"[\d\s.,，、。;；:：()（）]", "", sentence)
         pairs = frozenset(letters[i:i + 2] for i in range(len(letters) - 1))
-        held = frozenset(word for word in asked if word in sentence)
+        held = frozenset(word for word in asked if word in context)
         for match in _VALUE.finditer(sentence):
             number = match.group(1)
             amount = float(number) if number[0].isdigit() else chinese_number(number)
@@ -130,7 +133,7 @@ def conflicts(asked: Mapping[str, float], results: Sequence[R],
             x_first, rule = order(x, y, kind)
             (a, va), (b, vb) = ((x, vx), (y, vy)) if x_first else ((y, vy), (x, vx))
             found.append(Conflict(
-                topic=" ".join(sorted(vx.asked)), kind=kind, rule=rule,
+                topic=" ".join(sorted(vx.asked & vy.asked)), kind=kind, rule=rule,
                 a=Side(chunk_id=a.chunk_id, doc_id=a.doc_id, value=va.written,
                        sentence=va.sentence[:200]),
                 b=Side(chunk_id=b.chunk_id, doc_id=b.doc_id, value=vb.written,
@@ -144,7 +147,7 @@ def _differing(xs: Sequence[_Value], ys: Sequence[_Value]) -> tuple[_Value, _Val
     best: tuple[float, _Value, _Value] | None = None
     for vx in xs:
         for vy in ys:
-            if vx.kind != vy.kind or vx.asked != vy.asked:
+            if vx.kind != vy.kind:
                 continue
             overlap = len(vx.pairs & vy.pairs) / max(len(vx.pairs | vy.pairs), 1)
             if overlap >= SAME_TOPIC and (best is None or overlap > best[0]):
