@@ -14,6 +14,7 @@ them, each with the path that led there (`graph_rank`, `graph_path`), weighted b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Literal
 
@@ -25,6 +26,7 @@ from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
 from ingest.parse.metadata import unscoped_doc_id
+from ingest.scopes import TenantTree
 from ingest.search.confidence import (
     Signals,
     abstains,
@@ -63,6 +65,10 @@ class SearchResult(BaseModel):
     source_uri: str
     prefix: str
     text: str
+    tenant_id: str = Field(description="the tenant whose document this is")
+    scope_depth: int = Field(description="how far up the reader's tenant tree that tenant is: "
+                             "0 the reader's own, 1 its parent, …")
+    authority: str | None = Field(description="the document's authority level, if declared")
     score: float
     confidence: float = Field(description="calibrated probability that this result answers")
     exact_match: bool = Field(description="carries an identifier the query names")
@@ -108,6 +114,7 @@ def hybrid_search(
     tenant_id: str,
     groups: list[str],
     as_of: date,
+    ancestors: Sequence[str] = (),
     k: int = 5,
     rrf_k: int = 60,
     min_coverage: float = 0.7,
@@ -115,9 +122,8 @@ def hybrid_search(
     graph: GraphChannel | None = None,
     vocabulary: Vocabulary | None = None,
 ) -> SearchResponse:
-    flt = SearchFilter(
-        tenant_id=tenant_id, groups=groups, as_of=as_of, hidden_keys=manifest.hidden_keys()
-    )
+    flt = SearchFilter(tenant_id=tenant_id, ancestors=list(ancestors), groups=groups,
+                       as_of=as_of, hidden_keys=manifest.hidden_keys())
     depth = max(k * 4, 20)
     final = mode == "final"
     # The vocabulary as this reader sees it: no typo is fixed to another tenant's word.
@@ -185,7 +191,9 @@ def hybrid_search(
             document_key=chunk.doc_id, version_id=chunk.version_id,
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
-            text=chunk.text, score=scores[chunk_id], confidence=round(confidence(signals), 4),
+            text=chunk.text, tenant_id=chunk.tenant_id,
+            scope_depth=flt.tenants.index(chunk.tenant_id), authority=chunk.authority,
+            score=scores[chunk_id], confidence=round(confidence(signals), 4),
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
             graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
@@ -230,6 +238,7 @@ class Searcher:
 
     def __init__(self, settings: Settings, generation: str | None = None) -> None:
         self._settings = settings
+        self.scopes = TenantTree.load(settings)  # a bad parents file stops here, with why
         self._manifest = ManifestStore(settings.manifest, generation)
         name = self._manifest.generation
         record = self._manifest.get_generation(name) if name else None
@@ -251,9 +260,9 @@ class Searcher:
         return hybrid_search(
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
-            groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
-            min_coverage=self._settings.dense_min_coverage, mode=mode, graph=self._graph,
-            vocabulary=self._vocabulary,
+            ancestors=self.scopes.ancestors(tenant_id), groups=groups, as_of=as_of, k=k,
+            rrf_k=self._settings.rrf_k, min_coverage=self._settings.dense_min_coverage,
+            mode=mode, graph=self._graph, vocabulary=self._vocabulary,
         )
 
     def close(self) -> None:
