@@ -136,6 +136,8 @@ class Sidecar(DeclaredMeta):
 def identifier_problem(value: str) -> str | None:
     """Why `value` cannot be a doc id, version or tenant name (None: it can). Identifiers go
     into store filters and keys, and a tenant's name scopes its doc ids ("<tenant>:<doc id>")."""
+    if has_control_chars(value):
+        return "must not contain control characters or line breaks"
     if not value.strip() or value != value.strip():
         return "must not be empty or start or end with spaces"
     if len(value) > MAX_ID_CHARS:
@@ -144,8 +146,6 @@ def identifier_problem(value: str) -> str | None:
         return "must not contain '@'"
     if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
         return f"must not contain {TENANT_SEPARATOR!r}"
-    if has_control_chars(value):
-        return "must not contain control characters or line breaks"
     if has_invisible_chars(value):
         return "must not contain invisible or direction-changing characters"
     return None
