@@ -424,6 +424,10 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
     for r in response.results:
         page = f"p.{r.page_start}" + (f"-{r.page_end}" if r.page_end != r.page_start else "")
         exact = " [green]exact match[/]" if r.exact_match else ""
+        if r.authority:
+            exact += f" authority={shown(r.authority)}"
+        if r.scope_depth:  # a parent tenant's document, seen through the tenant tree
+            exact += f" [magenta]inherited from {shown(r.tenant_id)}[/]"
         console.print(
             f"\n[bold]{r.rank}.[/] {shown(r.doc_id)}@{shown(r.version_id)} "
             f"{shown(r.clause_no or '')} {page} "

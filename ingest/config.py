@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+AUTHORITY_LEVELS = ("policy", "notice", "faq", "chat")
 
 
 class Settings(BaseSettings):
@@ -40,6 +43,17 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(32, description="texts per encoder call (length-sorted)")
     default_tenant: str = "default"
     default_acl: list[str] = Field(default_factory=lambda: ["all-staff"])
+    tenant_parents: Path | None = Field(
+        None, description="YAML or JSON file mapping each child tenant to its parent "
+        "(`hc-precision: default`): a reader sees its tenant's documents and its ancestors', "
+        "never a sibling's; unset: every tenant stands alone")
+    scope_precedence: Literal["narrower", "broader"] = Field(
+        "narrower", description="when a parent's and a child's documents conflict, whose rank "
+        "first: the child's (narrower scope) or the parent's (broader)")
+    authority_levels: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(AUTHORITY_LEVELS), description="document authority "
+        "levels, highest first (comma-separated or a JSON list); a document's `authority` "
+        "(sidecar or folder _meta.yaml) must be one of them")
     chunk_token_cap: int = Field(200, description="token budget for prefix + text of one chunk")
     chunk_min_tokens: int = Field(48, description="pieces of a long clause merge up to this size")
     chunk_overlap_sentences: int = Field(1, description="sentences repeated across a cut")
@@ -116,6 +130,20 @@ class Settings(BaseSettings):
     search_max_pending: int = Field(16, ge=1, description="searches the API holds (running or "
                                     "waiting their turn); more, or more than about a second's "
                                     "worth, get 503 with Retry-After")
+
+    @field_validator("authority_levels", mode="before")
+    @classmethod
+    def _levels(cls, value: object) -> object:
+        """`policy,notice,faq,chat` or `["policy", …]`; each level once, none empty."""
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, list):
+            levels = [str(level).strip() for level in value]
+            if not levels or "" in levels or len(set(levels)) != len(levels):
+                raise ValueError("authority levels must be distinct and non-empty")
+            return levels
+        return value
 
     @property
     def manifest(self) -> str:

@@ -97,6 +97,7 @@ class DocumentMeta(BaseModel):
     title: str
     tenant_id: str
     acl: list[str]
+    authority: str | None = None  # a configured level (KBFLOW_AUTHORITY_LEVELS), if declared
     source_uri: str
     source_path: str
     effective_from: date | None = None
@@ -187,6 +188,7 @@ class Chunk(BaseModel):
     char_end: int
     tenant_id: str
     acl: list[str]
+    authority: str | None = None  # its document's level (KBFLOW_AUTHORITY_LEVELS), if declared
     source_uri: str
     effective_from: date | None = None
     effective_to: date | None = None
@@ -221,13 +223,21 @@ class Triple(BaseModel):
 class SearchFilter(BaseModel):
     """Constraints every store applies inside its own query (never after it)."""
 
-    tenant_id: str
+    tenant_id: str  # the reader's own tenant
+    # Its parent, grandparent … (ingest.scopes.TenantTree): their documents are seen too.
+    ancestors: list[str] = Field(default_factory=list)
     groups: list[str]
     as_of: date
     # Versions a reader must not see although the store may hold rows of them: in flight,
     # failed, or tombstoned and not yet cleaned (ManifestStore.hidden_keys). Few, whatever the
     # size of the corpus, so the filter costs the same at 100 versions as at 100,000.
     hidden_keys: list[str]
+
+    @property
+    def tenants(self) -> list[str]:
+        """Every tenant whose documents the reader sees, its own first: a tenant's position
+        is its distance from the reader."""
+        return [self.tenant_id, *self.ancestors]
 
 
 class GraphNode(BaseModel):

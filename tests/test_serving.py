@@ -348,7 +348,7 @@ def test_a_search_reads_the_graph_without_locking_writers_out(tmp_path: Path) ->
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"  # our read did not keep it
-        assert graph.count() == 0 and graph.entities("default") == []
+        assert graph.count() == 0 and graph.entities(["default"]) == []
         with pytest.raises(RuntimeError, match=r"(?i)lock"):
             graph.chunk_ids("doc@1")  # not a search read: waits, then says why
     finally:

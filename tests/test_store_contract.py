@@ -499,7 +499,7 @@ def test_graph_paths_filter_visibility_inside_the_query(graph_store) -> None:
     assert graph_store.paths(["X"], flt(hidden_keys=["policy@1", "policy@2"])) == []
     # A hidden relation also ends a walk: Y → Z is another tenant's, so Z is never reached.
     assert "Z" not in {n.name for p in graph_store.paths(["X"], flt(), hops=3) for n in p.nodes}
-    assert {n.name for n in graph_store.entities("t2")} == {"other_tenant", "X", "Y", "Z"}
+    assert {n.name for n in graph_store.entities(["t2"])} == {"other_tenant", "X", "Y", "Z"}
 
 
 def test_graph_relations_follow_their_chunks_visibility(graph_store) -> None:
@@ -528,3 +528,60 @@ def test_graph_clause_chunks_find_a_titled_clause_the_reader_may_see(graph_store
     assert graph_store.clause_chunks(wanted, flt(tenant_id="t2")) == {
         ("差旅费管理办法", "第8条"): [hidden.chunk_id]}
     assert graph_store.clause_chunks(wanted, flt(hidden_keys=["policy@1", "policy@2"])) == {}
+
+
+# ---- tenant scopes (issue 25) -------------------------------------------------------------------
+# A group "grp" with two subsidiaries, "sub-a" and "sub-b". A reader of sub-a is handed its own
+# tenant and its ancestors (ingest.scopes.TenantTree.visible): it sees the group's documents and
+# its own, never its sibling's, and never one its groups do not name, whoever's it is.
+
+SCOPED = {"group": ("grp", ("staff",)), "group_board": ("grp", ("board",)),
+          "own": ("sub-a", ("staff",)), "sibling": ("sub-b", ("staff",))}
+
+
+def scoped_chunks(text: str = "") -> dict[str, Chunk]:
+    return {name: make_chunk(n, doc=name, tenant=tenant, acl=acl, text=text)
+            for n, (name, (tenant, acl)) in enumerate(SCOPED.items(), start=1)}
+
+
+def sub_a(**overrides) -> SearchFilter:
+    return flt(**({"tenant_id": "sub-a", "ancestors": ["grp"], "hidden_keys": []} | overrides))
+
+
+def names(hits, chunks: dict[str, Chunk]) -> set[str]:
+    by_id = {c.chunk_id: name for name, c in chunks.items()}
+    return {by_id[h.chunk_id] for h in hits}
+
+
+def test_vector_reader_sees_its_tenant_and_ancestors_never_a_sibling(vector_store) -> None:
+    chunks = scoped_chunks()
+    vector_store.upsert(list(chunks.values()), {c.chunk_id: vector(1) for c in chunks.values()})
+    search = vector_store.search
+    assert names(search(vector(1).values, sub_a(), 10, 0.5), chunks) == {"group", "own"}
+    assert names(search(vector(1).values, sub_a(groups=["staff", "board"]), 10, 0.5),
+                 chunks) == {"group", "group_board", "own"}
+    assert names(search(vector(1).values, sub_a(ancestors=[]), 10, 0.5), chunks) == {"own"}
+    group = flt(tenant_id="grp", hidden_keys=[])  # a parent never sees its children's
+    assert names(search(vector(1).values, group, 10, 0.5), chunks) == {"group"}
+
+
+def test_lexical_reader_sees_its_tenant_and_ancestors_never_a_sibling(lexical_store) -> None:
+    chunks = scoped_chunks("第1条 出差打车费用报销")
+    lexical_store.upsert(list(chunks.values()))
+    assert names(lexical_store.search("打车", sub_a(), 10), chunks) == {"group", "own"}
+    assert names(lexical_store.search("打车", sub_a(groups=["board"]), 10), chunks) == {
+        "group_board"}
+    assert names(lexical_store.search("打车", flt(tenant_id="grp", hidden_keys=[]), 10),
+                 chunks) == {"group"}
+    assert lexical_store.term_counts(["打车"], sub_a()) == {"打车": 2}
+
+
+def test_graph_reader_sees_its_tenant_and_ancestors_never_a_sibling(graph_store) -> None:
+    chunks = scoped_chunks()
+    graph_store.upsert(list(chunks.values()),
+                       [cite(c, "X", name) for name, c in chunks.items()])
+    reached = {p.nodes[-1].name for p in graph_store.paths(["X"], sub_a(), hops=1)}
+    assert reached == {"group", "own"}
+    assert {n.name for n in graph_store.entities(sub_a().tenants)} == {"X", "group",
+                                                                     "group_board", "own"}
+    assert {n.name for n in graph_store.entities(["grp"])} == {"X", "group", "group_board"}

@@ -336,8 +336,9 @@ class _Builder:
             page_end=max(s.line.page for s in piece),
             char_start=min(s.line.start + s.lo for s in piece),
             char_end=max(s.line.start + s.hi for s in piece), tenant_id=meta.tenant_id,
-            acl=meta.acl, source_uri=meta.source_uri, effective_from=meta.effective_from,
-            effective_to=meta.effective_to, parser_version=self.doc.parser_version,
+            acl=meta.acl, authority=meta.authority, source_uri=meta.source_uri,
+            effective_from=meta.effective_from, effective_to=meta.effective_to,
+            parser_version=self.doc.parser_version,
             chunker_version=self.params.version,
             content_hash=content_hash(embed_text(prefix, text)),
         )

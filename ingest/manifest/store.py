@@ -75,6 +75,7 @@ class DocumentRecord(BaseModel):
     file_hash: str | None
     tenant_id: str | None
     acl: list[str]
+    authority: str | None = None  # its declared authority level
     effective_from: date | None
     effective_to: date | None
     effective_to_declared: date | None
@@ -96,7 +97,8 @@ class DocumentRecord(BaseModel):
         """The metadata this version was published with (to rewrite it without its file)."""
         return DocumentMeta(
             doc_id=self.doc_id, version_id=self.version_id, title=self.title or "",
-            tenant_id=self.tenant_id or "", acl=self.acl, source_uri=self.source_uri or "",
+            tenant_id=self.tenant_id or "", acl=self.acl, authority=self.authority,
+            source_uri=self.source_uri or "",
             source_path=self.source_path, effective_from=self.effective_from,
             effective_to=self.effective_to_declared, file_hash=self.file_hash or "",
             identity=self.identity,
@@ -353,8 +355,8 @@ class ManifestStore:
                        source_path, source_root, source_uri, file_hash, tenant_id, acl,
                        effective_from, effective_to, effective_to_declared, parser_version,
                        chunker_version, embedding_model, parse_report, attempts, last_run_id,
-                       updated_at, identity)
-                   VALUES (?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)
+                       updated_at, identity, authority)
+                   VALUES (?,?,?,?,NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?)
                    ON CONFLICT (generation, doc_id, version_id) DO UPDATE SET
                        state=excluded.state, reason=NULL, title=excluded.title,
                        source_path=excluded.source_path,
@@ -368,7 +370,8 @@ class ManifestStore:
                        embedding_model=excluded.embedding_model,
                        parse_report=coalesce(excluded.parse_report, documents.parse_report),
                        attempts=documents.attempts + 1, last_run_id=excluded.last_run_id,
-                       updated_at=excluded.updated_at, identity=excluded.identity""",
+                       updated_at=excluded.updated_at, identity=excluded.identity,
+                       authority=excluded.authority""",
                 (
                     self._gen, meta.doc_id, meta.version_id, State.CREATED, meta.title,
                     meta.source_path, source_root, meta.source_uri, meta.file_hash,
@@ -378,6 +381,7 @@ class ManifestStore:
                     json.dumps(parse_report, ensure_ascii=False) if parse_report else None,
                     run_id, now,
                     meta.identity.model_dump_json() if meta.identity else None,
+                    meta.authority,
                 ),
             )
             self._log(db, meta.doc_id, meta.version_id, State.CREATED, None, run_id, now)

@@ -14,17 +14,23 @@ import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ingest.config import AUTHORITY_LEVELS
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
 from ingest.parse.coverage import indexed_chars, package_chars
 from ingest.parse.errors import ParseError, describe_content
+from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.opening import RefusedFile, read_checked
 from ingest.parse.quality import flag_near_duplicates
 from ingest.parse.result import DEFAULT_LIMITS, ParseLimits, Parser, ParseResult
 from ingest.parse.roots import real_roots
 from ingest.parse.worker import ParsePool, ParseWorker
+
+if TYPE_CHECKING:
+    from ingest.scopes import TenantTree
 
 PARSER_VERSION = "kbflow-parse@0.3"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
@@ -88,7 +94,7 @@ def walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
                 refused.append((link, f"symbolic link to a folder outside {base}: not followed"))
         for name in names:
             path = here / name
-            if name.startswith(".") or name.endswith(SIDECAR_SUFFIX):
+            if name.startswith(".") or _is_metadata(name):
                 continue
             if not path.is_symlink():
                 try:
@@ -108,10 +114,15 @@ def walk(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
                 continue
             if not target.is_relative_to(base):
                 refused.append((path, f"symbolic link to {target}, outside {base}: not followed"))
-            elif target.is_file() and not target.name.endswith(SIDECAR_SUFFIX) and not any(
+            elif target.is_file() and not _is_metadata(target.name) and not any(
                     part.startswith(".") for part in target.relative_to(base).parts):
                 found.add(target)
     return sorted(found), sorted(refused)
+
+
+def _is_metadata(name: str) -> bool:
+    """Sidecars and folder metadata files describe documents; they are never one."""
+    return name.endswith(SIDECAR_SUFFIX) or name == FOLDER_META_NAME
 
 
 def _resolves_under(path: Path, base: Path) -> bool:
@@ -122,18 +133,26 @@ def _resolves_under(path: Path, base: Path) -> bool:
 
 
 def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str], *,
-              document_roots: Sequence[Path] = (), max_file_mb: float = 100.0
-              ) -> tuple[DocumentMeta, bytes]:
+              document_roots: Sequence[Path] = (), max_file_mb: float = 100.0,
+              authority_levels: Sequence[str] = AUTHORITY_LEVELS,
+              scopes: TenantTree | None = None) -> tuple[DocumentMeta, bytes]:
     """The file's metadata and bytes, read once from a descriptor checked to be a regular file
     inside `root` (and inside the document roots, when they are configured) and within the size
-    limit; RefusedFile with the reason otherwise (see ingest.parse.opening)."""
-    if path.name.endswith(SIDECAR_SUFFIX):
-        raise RefusedFile(f"{path.name} is a sidecar, not a document")
+    limit; RefusedFile with the reason otherwise (see ingest.parse.opening). Folder metadata
+    files apply from the document root holding the file (else from `root`) down: where a file
+    lies decides its defaults, not which folder a run was given."""
+    if _is_metadata(path.name):
+        raise RefusedFile(f"{path.name} is metadata (sidecar or folder file), not a document")
     real_root = root.resolve()
     roots = real_roots(document_roots)
     allowed = readable_folders(real_root, roots) if roots else [real_root]
     data = read_checked(path, allowed, int(max_file_mb * 1024 * 1024), hidden_below=roots)
-    return base_meta(path, root, data, default_tenant, default_acl), data
+    real = path.resolve()
+    top = min((r for r in roots if real.is_relative_to(r)), key=lambda r: len(r.parts),
+              default=real_root)
+    folder = folder_defaults(path, top, scopes)
+    return base_meta(path, root, data, default_tenant, default_acl, folder=folder,
+                     authority_levels=authority_levels, scopes=scopes), data
 
 
 def readable_folders(root: Path, roots: Sequence[Path]) -> list[Path]:

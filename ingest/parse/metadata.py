@@ -1,26 +1,36 @@
-"""Document metadata: the sidecar `<file>.meta.yaml` first, then the text, then configured defaults.
+"""Document metadata: the sidecar `<file>.meta.yaml` first, then its folders' `_meta.yaml`
+(ingest.parse.folder_meta), then the text, then configured defaults.
 
-A missing tenant or ACL falls back to the configured default, never to "public". A sidecar that
-sets one must set it to something: an empty tenant or `acl: []` is refused, never widened to
-the default. Identifiers go into store filters and keys, so control characters are refused.
+A missing tenant or ACL falls back to the configured default, never to "public". A sidecar or
+folder file that sets one must set it to something: an empty tenant or `acl: []` is refused,
+never widened to the default. Identifiers go into store filters and keys, so control characters
+are refused.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import xxhash
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from ingest.config import AUTHORITY_LEVELS
 from ingest.models import Block, BlockKind, DocumentMeta
 from ingest.parse.opening import read_checked
 from ingest.parse.roots import has_control_chars
 from ingest.text import numbered_heading_level
+
+if TYPE_CHECKING:  # ingest.scopes reads its file with this module's YAML rules
+    from ingest.scopes import TenantTree
 
 SIDECAR_SUFFIX = ".meta.yaml"
 MAX_SIDECAR_BYTES = 1024 * 1024
@@ -34,41 +44,27 @@ URI_SCHEMES = frozenset({"http", "https", "file", "s3", "gs", "smb", "sftp", "ft
 _CN_DATE = re.compile(
     r"(?:生效日期|施行日期|实施日期)\s*[:：]?\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
 )
+M = TypeVar("M", bound=BaseModel)
 _ISO_DATE = re.compile(r"(?:生效日期|Effective date)\s*[:：]?\s*(\d{4})-(\d{1,2})-(\d{1,2})", re.I)
 
 
-class Sidecar(BaseModel):
-    """The fields a sidecar may set; anything else is a mistake worth failing on."""
+class DeclaredMeta(BaseModel):
+    """What a folder's `_meta.yaml` may declare for every file under it, and a sidecar for its
+    own file; anything else is a mistake worth failing on."""
 
     model_config = ConfigDict(extra="forbid")
 
-    doc_id: str | None = None
-    version: str | None = None
-    title: str | None = None
     tenant_id: str | None = None
     acl: list[str] | None = None
+    authority: str | None = None  # one of the configured levels (checked against them later)
     effective_from: date | None = None
     effective_to: date | None = None
-    source_uri: str | None = None
 
-    @field_validator("version", mode="before")
+    @field_validator("tenant_id", "authority")
     @classmethod
-    def _version_as_text(cls, value: object) -> object:
-        return str(value) if isinstance(value, int | float) else value
-
-    @field_validator("doc_id", "version", "tenant_id", "title", "source_uri")
-    @classmethod
-    def _printable(cls, value: str | None) -> str | None:
-        if value is not None and has_control_chars(value):
-            raise ValueError("must not contain control characters or line breaks")
-        return value
-
-    @field_validator("source_uri")
-    @classmethod
-    def _place(cls, value: str | None) -> str | None:
-        scheme = value.split(":", 1)[0].strip().lower() if value and ":" in value else ""
-        if value is not None and scheme not in URI_SCHEMES:
-            raise ValueError(f"must be a URI with one of the schemes {sorted(URI_SCHEMES)}")
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and (problem := identifier_problem(value)):
+            raise ValueError(problem)
         return value
 
     @field_validator("effective_from", "effective_to")
@@ -76,23 +72,6 @@ class Sidecar(BaseModel):
     def _plausible(cls, value: date | None) -> date | None:
         if value is not None and not EARLIEST_DATE <= value <= LATEST_DATE:
             raise ValueError(f"{value} is outside {EARLIEST_DATE} … {LATEST_DATE}")
-        return value
-
-    @field_validator("doc_id", "version", "tenant_id")
-    @classmethod
-    def _identifier(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        if not value.strip() or value != value.strip():
-            raise ValueError("must not be empty or start or end with spaces")
-        if len(value) > MAX_ID_CHARS:
-            raise ValueError(f"must be at most {MAX_ID_CHARS} characters")
-        if "@" in value:  # version keys are doc_id@version: one "@" only
-            raise ValueError("must not contain '@'")
-        if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
-            raise ValueError(f"must not contain {TENANT_SEPARATOR!r}")
-        if has_invisible_chars(value):
-            raise ValueError("must not contain invisible or direction-changing characters")
         return value
 
     @field_validator("acl")
@@ -111,11 +90,65 @@ class Sidecar(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _dates_in_order(self) -> Sidecar:
+    def _dates_in_order(self) -> DeclaredMeta:
         if self.effective_from and self.effective_to and self.effective_to < self.effective_from:
             raise ValueError(f"effective_to {self.effective_to} is before effective_from "
                              f"{self.effective_from}: the document would be in force on no date")
         return self
+
+
+class Sidecar(DeclaredMeta):
+    """A file's own metadata: what a folder may declare, and the document's identity."""
+
+    doc_id: str | None = None
+    version: str | None = None
+    title: str | None = None
+    source_uri: str | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int | float) else value
+
+    @field_validator("doc_id", "version", "title", "source_uri")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is not None and has_control_chars(value):
+            raise ValueError("must not contain control characters or line breaks")
+        return value
+
+    @field_validator("source_uri")
+    @classmethod
+    def _place(cls, value: str | None) -> str | None:
+        scheme = value.split(":", 1)[0].strip().lower() if value and ":" in value else ""
+        if value is not None and scheme not in URI_SCHEMES:
+            raise ValueError(f"must be a URI with one of the schemes {sorted(URI_SCHEMES)}")
+        return value
+
+    @field_validator("doc_id", "version")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        if value is not None and (problem := identifier_problem(value)):
+            raise ValueError(problem)
+        return value
+
+
+def identifier_problem(value: str) -> str | None:
+    """Why `value` cannot be a doc id, version or tenant name (None: it can). Identifiers go
+    into store filters and keys, and a tenant's name scopes its doc ids ("<tenant>:<doc id>")."""
+    if has_control_chars(value):
+        return "must not contain control characters or line breaks"
+    if not value.strip() or value != value.strip():
+        return "must not be empty or start or end with spaces"
+    if len(value) > MAX_ID_CHARS:
+        return f"must be at most {MAX_ID_CHARS} characters"
+    if "@" in value:  # version keys are doc_id@version: one "@" only
+        return "must not contain '@'"
+    if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
+        return f"must not contain {TENANT_SEPARATOR!r}"
+    if has_invisible_chars(value):
+        return "must not contain invisible or direction-changing characters"
+    return None
 
 
 def has_invisible_chars(text: str) -> bool:
@@ -124,15 +157,35 @@ def has_invisible_chars(text: str) -> bool:
     return any(unicodedata.category(c) == "Cf" for c in text)
 
 
-class _PlainLoader(yaml.SafeLoader):
+class PlainLoader(yaml.SafeLoader):
     """YAML without numbers: `version: 1.10` stays "1.10" (a float would make it 1.1) and
     `version: 010` stays "010" (YAML 1.1 reads it as octal 8). Dates stay dates."""
 
 
-_PlainLoader.yaml_implicit_resolvers = {
+PlainLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers
             if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def parse_yaml(raw: bytes, name: str) -> object:
+    """Safe YAML (no objects, no numbers) from UTF-8 bytes; ValueError naming the file."""
+    try:
+        return yaml.load(raw.decode("utf-8"), Loader=PlainLoader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} is not valid YAML: {exc}") from exc
+
+
+def validated(model: type[M], data: object, name: str) -> M:
+    """`data` as `model`, or ValueError naming the file and every problem."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{name}: expected a mapping of metadata fields")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'metadata'}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
+        raise ValueError(f"{name}: {problems}") from None
 
 
 def sidecar_path(path: Path) -> Path:
@@ -147,18 +200,7 @@ def read_sidecar(path: Path) -> tuple[Sidecar, bytes]:
     if not os.path.lexists(side):
         return Sidecar(), b""
     raw = read_checked(side, [side.parent.resolve()], MAX_SIDECAR_BYTES, what="sidecar")
-    try:
-        data = yaml.load(raw.decode("utf-8"), Loader=_PlainLoader) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{side.name} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{side.name}: expected a mapping of metadata fields")
-    try:
-        return Sidecar.model_validate(data), raw
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sidecar'}: "
-                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
-        raise ValueError(f"{side.name}: {problems}") from None
+    return validated(Sidecar, parse_yaml(raw, side.name) or {}, side.name), raw
 
 
 def default_doc_id(path: Path, root: Path) -> str:
@@ -184,22 +226,61 @@ def file_hash(data: bytes) -> str:
     return xxhash.xxh64_hexdigest(data)
 
 
+@dataclass(frozen=True)
+class FolderDefaults:
+    """What the `_meta.yaml` files of a file's folders declare for it (ingest.parse.folder_meta),
+    the nearest folder's value per key; `tenant_from` names the file that set the tenant."""
+
+    declared: DeclaredMeta = field(default_factory=DeclaredMeta)
+    tenant_from: str = ""
+
+
 def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
-              default_acl: list[str]) -> DocumentMeta:
-    """Metadata known before parsing, so even a file that fails to parse gets a manifest row."""
+              default_acl: list[str], *, folder: FolderDefaults | None = None,
+              authority_levels: Sequence[str] = AUTHORITY_LEVELS,
+              scopes: TenantTree | None = None) -> DocumentMeta:
+    """Metadata known before parsing, so even a file that fails to parse gets a manifest row:
+    the sidecar's, else its folders', else the configured defaults. A sidecar may narrow its
+    folder's tenant to a child tenant (`scopes`), never name another one: a file dropped into a
+    subsidiary's folder must not publish as its group's (or a sibling's) document."""
     side, side_raw = read_sidecar(path)
-    tenant = default_tenant if side.tenant_id is None else side.tenant_id
+    folder = folder or FolderDefaults()
+    declared = folder.declared
+    if (side.tenant_id is not None and declared.tenant_id is not None
+            and not (scopes.within(side.tenant_id, declared.tenant_id) if scopes
+                     else side.tenant_id == declared.tenant_id)):
+        raise ValueError(
+            f"{sidecar_path(path).name}: tenant_id {side.tenant_id!r} is not {folder.tenant_from}'s"
+            f" tenant {declared.tenant_id!r} nor a child of it: a file may narrow its folder's "
+            "tenant, never move to its parent or a sibling")
+    tenant = side.tenant_id or declared.tenant_id or default_tenant
+    authority = side.authority or declared.authority
+    if authority is not None and authority not in authority_levels:
+        raise ValueError(f"authority {authority!r} is not one of the configured levels "
+                         f"{', '.join(authority_levels)} (KBFLOW_AUTHORITY_LEVELS)")
+    effective_from = side.effective_from or declared.effective_from
+    effective_to = side.effective_to or declared.effective_to
+    if effective_from and effective_to and effective_to < effective_from:
+        raise ValueError(f"effective_to {effective_to} (sidecar or folder) is before "
+                         f"effective_from {effective_from}: in force on no date")
+    # What the folders decide for this file joins its hash: a folder file's edit rewrites the
+    # versions it changes, and a file without folder metadata keeps the hash it always had.
+    decided = declared.model_dump(mode="json", exclude_none=True,
+                                  exclude=set(side.model_dump(exclude_none=True)))
+    hashed = data + b"\0" + side_raw + (
+        b"\0" + json.dumps(decided, sort_keys=True).encode() if decided else b"")
     return DocumentMeta(
         doc_id=scoped_doc_id(side.doc_id or default_doc_id(path, root), tenant, default_tenant),
         version_id=side.version or "1",
         title=side.title or "",
         tenant_id=tenant,
-        acl=list(default_acl) if side.acl is None else side.acl,
+        acl=list(side.acl or declared.acl or default_acl),
+        authority=authority,
         source_uri=side.source_uri or path.resolve().as_uri(),
         source_path=str(path),
-        effective_from=side.effective_from,
-        effective_to=side.effective_to,
-        file_hash=file_hash(data + b"\0" + side_raw),
+        effective_from=effective_from,
+        effective_to=effective_to,
+        file_hash=file_hash(hashed),
     )
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from ingest.chunk import ChunkParams
@@ -18,6 +19,7 @@ from ingest.models import Chunk, ParsedDocument, StoreRole
 from ingest.parse import ParsePool
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, Prepared
+from ingest.scopes import TenantTree
 from ingest.stores import Stores
 
 # Called with (done, total, description) as a run goes through its files.
@@ -94,6 +96,12 @@ class RunContext:
     clock: Clock = field(default_factory=Clock)
     progress: Progress = notify_listeners
     failures: list[Failure] = field(default_factory=list)
+
+    @cached_property
+    def scopes(self) -> TenantTree:
+        """The tenant tree, read once per run (a sidecar may narrow its folder's tenant to a
+        child tenant only)."""
+        return TenantTree.load(self.settings)
 
     def refuse(self, failure: Failure) -> None:
         """A path turned away (or a version left deleted): reported, nothing recorded."""

@@ -80,7 +80,8 @@ def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Pat
         with ctx.clock.stage("parse"):
             meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
                                    document_roots=settings.document_roots,
-                                   max_file_mb=settings.max_file_mb)
+                                   max_file_mb=settings.max_file_mb,
+                                   authority_levels=settings.authority_levels, scopes=ctx.scopes)
         meta.source_path = str(path.resolve())
         item = Prepared(path, root, meta, data)
         return _choose(ctx, params, selection, item)

@@ -53,6 +53,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
                  deleted: Sequence[str] = ()) -> IngestSummary:
     """Bring `ctx.manifest`'s generation up to date with `files` (each path with the folder its
     doc id derives from) and tombstone the versions of the `deleted` paths."""
+    _ = ctx.scopes  # a bad tenant parents file stops the run here, before anything is written
     params = chunk_params(ctx.settings)
     generation = current_generation(ctx.manifest, ctx.settings, params.version)
     outcome = _Outcome(generation.generation, len(files))

@@ -14,6 +14,7 @@ them, each with the path that led there (`graph_rank`, `graph_path`), weighted b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Literal
 
@@ -25,6 +26,7 @@ from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
 from ingest.parse.metadata import unscoped_doc_id
+from ingest.scopes import TenantTree
 from ingest.search.confidence import (
     Signals,
     abstains,
@@ -45,7 +47,7 @@ from ingest.search.fusion import (
 )
 from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, seed_clauses
 from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
-from ingest.search.verdict import Conflict, ConflictKind, Verdict, conflicts, decide
+from ingest.search.verdict import Conflict, Precedence, Verdict, conflicts, decide
 from ingest.stores import open_stores
 from ingest.stores.protocols import LexicalStore, VectorStore
 from ingest.stores.tokens import query_tokens
@@ -65,6 +67,10 @@ class SearchResult(BaseModel):
     source_uri: str
     prefix: str
     text: str
+    tenant_id: str = Field(description="the tenant whose document this is")
+    scope_depth: int = Field(description="how far up the reader's tenant tree that tenant is: "
+                             "0 the reader's own, 1 its parent, …")
+    authority: str | None = Field(description="the document's authority level, if declared")
     score: float
     confidence: float | None = Field(description="calibrated probability that this result "
                                      "answers (None below the options' signal_depth)")
@@ -85,6 +91,9 @@ RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "graph", "hybrid", "final"
 WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0}
 WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25}
 CONFLICT_DEPTH = 10  # results searched for the two sides of a conflict
+# Per authority level above undeclared, added to the fused score: about one rank near the top
+# (1/61 - 1/62 at rrf_k 60), so a policy passes an FAQ saying the same, not a better answer.
+AUTHORITY_STEP = 0.0003
 
 
 class SearchOptions(BaseModel):
@@ -100,6 +109,8 @@ class SearchOptions(BaseModel):
     exact_first: bool = Field(True, description="chunks carrying a code or clause number the "
                               "query names rank first")
     graph: bool = Field(True, description="add the graph's list when the query asks a relation")
+    authority: bool = Field(True, description="a document of higher declared authority ranks "
+                            "a little higher (policy > notice > faq > chat by default)")
     signal_depth: int = Field(10, ge=0, le=100, description="how many results, from the top, "
                               "get confidence signals (a sentence-level cosine each: the costly "
                               "part of a deep search); the abstention reads these")
@@ -137,6 +148,7 @@ def hybrid_search(
     tenant_id: str,
     groups: list[str],
     as_of: date,
+    ancestors: Sequence[str] = (),
     k: int = 5,
     rrf_k: int = 60,
     min_coverage: float = 0.7,
@@ -144,10 +156,10 @@ def hybrid_search(
     graph: GraphChannel | None = None,
     vocabulary: Vocabulary | None = None,
     options: SearchOptions | None = None,
+    precedence: Precedence | None = None,
 ) -> SearchResponse:
-    flt = SearchFilter(
-        tenant_id=tenant_id, groups=groups, as_of=as_of, hidden_keys=manifest.hidden_keys()
-    )
+    flt = SearchFilter(tenant_id=tenant_id, ancestors=list(ancestors), groups=groups,
+                       as_of=as_of, hidden_keys=manifest.hidden_keys())
     opts = options or SearchOptions()
     depth = max(k * 4, 20)
     final = mode == "final"
@@ -185,6 +197,11 @@ def hybrid_search(
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks(scores)
+    if final and opts.authority:
+        rules = precedence or Precedence()
+        levels = len(rules.authority_levels)
+        for chunk_id, chunk in chunks.items():
+            scores[chunk_id] += AUTHORITY_STEP * (levels - rules.level(chunk.authority))
     ids = identifiers(query)
     # The prefix names the chunk's own document: 《信息安全管理规范》是依据哪些法律制定的 is
     # answered by that document's clauses as much as by those citing it.
@@ -224,7 +241,9 @@ def hybrid_search(
             document_key=chunk.doc_id, version_id=chunk.version_id,
             title_path=chunk.title_path, clause_no=chunk.clause_no, page_start=chunk.page_start,
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
-            text=chunk.text, score=scores[chunk_id],
+            text=chunk.text, tenant_id=chunk.tenant_id,
+            scope_depth=flt.tenants.index(chunk.tenant_id), authority=chunk.authority,
+            score=scores[chunk_id],
             confidence=round(confidence(signals), 4) if signals else None,
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
@@ -233,8 +252,8 @@ def hybrid_search(
         ))
     explained_results = [r.signals for r in results if r.signals]
     no_answer, why = abstains(explained_results), answer_reason(explained_results)
-    known = {t: w for t, w in rarity.items() if reader is not None and reader.terms.get(t)}
-    found = [] if no_answer or not final else conflicts(known, results, _precedence)
+    found = ([] if no_answer or not final
+             else conflicts(query_tokens(fixed), results, (precedence or Precedence()).first))
     sides = {c for conflict in found for c in (conflict.a.chunk_id, conflict.b.chunk_id)}
     results = [r for r in results if r.rank <= k or r.chunk_id in sides]
     verdict, reason = decide(no_answer, found, why)
@@ -246,11 +265,7 @@ def hybrid_search(
     )
 
 
-def _precedence(x: SearchResult, y: SearchResult, kind: ConflictKind) -> tuple[bool, str]:
-    """Whether x goes first in a conflict with y, and the rule that said so."""
-    if kind == "reissue":
-        return x.version_id >= y.version_id, "the re-issue first"
-    return x.rank < y.rank, "the better-ranked first"
+
 
 
 def _best_sentences(embedder: Embedder, query: np.ndarray, texts: list[str]) -> list[float]:
@@ -284,6 +299,8 @@ class Searcher:
 
     def __init__(self, settings: Settings, generation: str | None = None) -> None:
         self._settings = settings
+        self.scopes = TenantTree.load(settings)  # a bad parents file stops here, with why
+        self._precedence = Precedence(self.scopes.precedence, tuple(settings.authority_levels))
         self._manifest = ManifestStore(settings.manifest, generation)
         name = self._manifest.generation
         record = self._manifest.get_generation(name) if name else None
@@ -307,9 +324,10 @@ class Searcher:
         return hybrid_search(
             query, manifest=self._manifest, lexical=self._stores.lexical,
             vectors=self._stores.vectors, embedder=self._embedder, tenant_id=tenant_id,
-            groups=groups, as_of=as_of, k=k, rrf_k=self._settings.rrf_k,
-            min_coverage=self._settings.dense_min_coverage, mode=mode, graph=self._graph,
-            vocabulary=self._vocabulary, options=options,
+            ancestors=self.scopes.ancestors(tenant_id), groups=groups, as_of=as_of, k=k,
+            rrf_k=self._settings.rrf_k, min_coverage=self._settings.dense_min_coverage,
+            mode=mode, graph=self._graph, vocabulary=self._vocabulary, options=options,
+            precedence=self._precedence,
         )
 
     def close(self) -> None:

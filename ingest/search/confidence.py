@@ -22,7 +22,6 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 from pydantic import BaseModel
 
 from ingest.stores.tokens import query_tokens, tokens
@@ -62,35 +61,6 @@ def abstains(signals: Sequence[Signals], answerable_from: float | None = None) -
     sentence is close enough to the question."""
     floor = ANSWERABLE_FROM if answerable_from is None else answerable_from
     return not any(s.exact or s.sentence >= floor for s in signals)
-
-
-def answer_features(signals: Sequence[Signals], top: int = 5) -> list[float]:
-    """What a whole search says about whether it answers (its top results' signals, best
-    first): the best sentence cosine, the first result's chunk cosine and how far the best
-    stands above the rest (a real answer stands out; a near topic gives a flat list), the
-    best (rarity-weighted) share of the query's terms, path agreement, identifiers and
-    amounts."""
-    if not signals:
-        return [0.0] * 8
-    head = list(signals[:top])
-    cosines = [s.cosine for s in signals]
-    rest = cosines[top:] or cosines[1:] or cosines
-    return [max(s.sentence for s in head), cosines[0], max(cosines[:top]) - sum(rest) / len(rest),
-            max(s.term_cover for s in head), max(s.rare_cover for s in head),
-            sum(s.both_paths for s in head) / len(head), float(any(s.exact for s in head)),
-            float(any(s.amount for s in head))]
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray, steps: int = 4000, l2: float = 0.01
-                 ) -> np.ndarray:
-    """Logistic regression by gradient descent on standardised-free features (all in [0, 1]
-    or cosines); returns [bias, *weights]."""
-    design = np.hstack([np.ones((len(x), 1)), x])
-    w = np.zeros(design.shape[1])
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-design @ w))
-        w -= 0.5 * (design.T @ (p - y) / len(y) + l2 * np.r_[0, w[1:]])
-    return w
 
 
 def answer_reason(signals: Sequence[Signals]) -> str:

@@ -29,6 +29,7 @@ from ingest.graph.link import EntityIndex, Link
 from ingest.graph.normalize import canonical
 from ingest.manifest import ManifestStore
 from ingest.models import GraphPath, SearchFilter
+from ingest.scopes import TenantTree
 from ingest.stores import open_graph
 from ingest.stores.graph_paths import Direction
 from ingest.stores.protocols import GraphStore
@@ -108,14 +109,14 @@ class GraphChannel:
         self._graph = graph
         self._max_paths = max_paths
         self._max_nodes = max_nodes
-        self._indexes: dict[str, tuple[int, EntityIndex]] = {}
+        self._indexes: dict[tuple[str, ...], tuple[int, EntityIndex]] = {}
 
-    def entity_index(self, tenant_id: str) -> EntityIndex:
+    def entity_index(self, tenants: Sequence[str]) -> EntityIndex:
         size = self._graph.count()
-        cached = self._indexes.get(tenant_id)
+        cached = self._indexes.get(tuple(tenants))
         if cached is None or cached[0] != size:
-            cached = (size, EntityIndex(self._graph.entities(tenant_id)))
-            self._indexes[tenant_id] = cached
+            cached = (size, EntityIndex(self._graph.entities(tenants)))
+            self._indexes[tuple(tenants)] = cached
         return cached[1]
 
     def search(self, query: str, flt: SearchFilter, k: int = 20,
@@ -125,7 +126,7 @@ class GraphChannel:
         text = unicodedata.normalize("NFKC", query)
         if not any(pattern.search(text) for pattern, _ in _INTENTS):
             return None, []
-        links = self.entity_index(flt.tenant_id).link(query)
+        links = self.entity_index(flt.tenants).link(query)
         intent = route(query, links, seeded=seeds is not None)
         if intent is None:
             return None, []
@@ -239,10 +240,11 @@ def entity_relations(settings: Settings, entity: str, *, tenant_id: str, groups:
         if manifest.generation is None:
             return EntityRelations(entity=entity, start=[], hops=hops, paths=[], sources={})
         flt = SearchFilter(tenant_id=tenant_id, groups=groups, as_of=as_of,
+                           ancestors=TenantTree.load(settings).ancestors(tenant_id),
                            hidden_keys=manifest.hidden_keys())
         graph = open_graph(settings, manifest.generation)
         try:
-            index = EntityIndex(graph.entities(tenant_id))
+            index = EntityIndex(graph.entities(flt.tenants))
             start = [canonical(entity)] if canonical(entity) in index.by_name else sorted(
                 {link.name for link in index.link(entity)})
             paths = graph.paths(start, flt, hops=hops, max_paths=max_paths) if start else []

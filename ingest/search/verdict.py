@@ -12,22 +12,25 @@ says who should win:
 - `definition`: anything else (tax-inclusive vs exclusive, an FAQ paraphrasing a policy): the
   higher authority first.
 
-Two chunks state the same thing for the question when a sentence of each, read with the sentence
-before it (an FAQ's question, a clause's lead-in),
-- holds the question's rarest word the corpus knows (what the question is about: 住宿 in
-  出差住宿标准是多少, not 标准 or 出差; so 请假3天以内由部门负责人审批 and
-  出差5天以内由部门负责人审批 do not both answer 请假5天谁审批),
-- otherwise says nearly the same (character pairs, digits aside, overlap: segmentation-free),
+Two results state the same thing for the question when a clause of each (comma-delimited,
+read with the clause before it: 住宿费实行限额报销：一线城市每晚不超过600元)
+- holds one of the question's words (it is about what was asked, not another clause of the
+  same chunk),
+- shares a content word with the other's (住宿费; not a measure word like 以内 or 每人每天: so
+  请假3天以内…审批 and 境内出差5天以内…审批 are different topics),
+- reads alike (at least SAME_TOPIC of the shorter one's character pairs, digits aside),
 - and states a value of one kind (money, days, hours, percent, distance, count), the two values
-differing. Versions of one document never conflict (only the version in force on the business
-date is searched).
+differing. Dates (3月1日) are not values. Versions of one document never conflict (only the
+version in force on the business date is searched).
+Tuned on eval/evidence_cases.jsonl (planted conflicts) against eval/sample_cases.jsonl and
+eval/format_cases.jsonl (none planted): see README, "The search verdict".
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
@@ -35,10 +38,13 @@ from pydantic import BaseModel, Field
 
 from ingest.search.confidence import sentences
 from ingest.search.fusion import chinese_number
+from ingest.stores.tokens import STOPWORDS, tokens
 
 Verdict = Literal["sufficient", "conflict", "no_answer"]
 ConflictKind = Literal["hierarchy", "definition", "reissue"]
-SAME_TOPIC = 0.35  # character-pair Jaccard of two value sentences that say the same thing
+# Share of the shorter value clause's character pairs the other has too: they say the same
+# thing (an FAQ's short answer paraphrases a long clause, so not Jaccard).
+SAME_TOPIC = 0.4
 _UNITS = {  # unit → (kind, factor to the kind's base unit)
     "万元": ("money", 10000.0), "千元": ("money", 1000.0), "元": ("money", 1.0),
     "个工作日": ("workdays", 1.0), "工作日": ("workdays", 1.0), "天": ("days", 1.0),
@@ -47,6 +53,11 @@ _UNITS = {  # unit → (kind, factor to the kind's base unit)
 }
 _VALUE = re.compile(r"(\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百]+)\s*("
                     + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True)) + ")")
+_CLAUSE_END = re.compile(r"[,，;；:：]")
+_NOT_LETTER = re.compile(r"[\d\s.,，、。;；:：()（）]")
+_DATE_BEFORE = re.compile(r"[年月]$")
+# Words of measure, not of topic: 5天以内 and 5天以上 may be one topic, 每人每天 is none.
+_MEASURES = frozenset({"以内", "以上", "以下", "不超过", "超过", "最多", "最高", "标准", "金额"})
 _REISSUE = re.compile(r"更正|修订|修正|重新(?:印发|发布)|勘误")
 _BRACKETED = re.compile(r"[（(][^（）()]*[）)]")
 
@@ -69,11 +80,43 @@ class Conflict(BaseModel):
 class Evidence(Protocol):
     """What the verdict reads of a result (ingest.search.SearchResult)."""
 
+    rank: int
     chunk_id: str
     doc_id: str
     document_key: str
+    tenant_id: str
+    scope_depth: int  # 0: the reader's own tenant, 1: its parent, …
+    authority: str | None
     text: str
     title_path: list[str]
+
+
+@dataclass(frozen=True)
+class Precedence:
+    """Who goes first in a conflict: declared rules, never the model."""
+
+    scope: Literal["narrower", "broader"] = "narrower"  # KBFLOW_SCOPE_PRECEDENCE
+    authority_levels: tuple[str, ...] = ("policy", "notice", "faq", "chat")  # highest first
+
+    def first(self, x: Evidence, y: Evidence, kind: ConflictKind) -> tuple[bool, str]:
+        """Whether x goes before y, and the rule that said so."""
+        if kind == "hierarchy":
+            narrower = x.scope_depth < y.scope_depth
+            return (narrower if self.scope == "narrower" else not narrower,
+                    f"the {self.scope} scope wins (KBFLOW_SCOPE_PRECEDENCE={self.scope})")
+        if kind == "reissue":
+            return (bool(_REISSUE.search(_title(x))) or not _REISSUE.search(_title(y)),
+                    "the corrected or revised re-issue first")
+        rx, ry = self.level(x.authority), self.level(y.authority)
+        if rx != ry:
+            return rx < ry, (f"higher authority first ({x.authority if rx < ry else y.authority}"
+                             f" over {y.authority if rx < ry else x.authority})")
+        return x.rank < y.rank, "equal authority: the better-ranked first"
+
+    def level(self, authority: str | None) -> int:
+        """0 for the highest level; undeclared ranks below every declared one."""
+        levels = self.authority_levels
+        return levels.index(authority) if authority in levels else len(levels)
 
 
 R = TypeVar("R", bound=Evidence)
@@ -85,37 +128,41 @@ class _Value:
     amount: float
     written: str
     sentence: str
-    asked: frozenset[str]  # the question's words the sentence holds
-    pairs: frozenset[str]  # its character pairs, digits aside
+    words: frozenset[str]  # content words of the clause stating it (and the clause before)
+    pairs: frozenset[str]  # that text's character pairs, digits aside
 
 
-def values(text: str, asked: Mapping[str, float]) -> list[_Value]:
-    """The values a text states in sentences holding the question's rarest known word
-    (`asked`: the question's words the corpus knows, with their rarity)."""
-    if not asked:
-        return []
-    key = max(asked, key=lambda word: asked[word])
+def values(text: str, asked: Collection[str]) -> list[_Value]:
+    """The values a text states in clauses (comma-delimited, read with the clause before:
+    住宿费实行限额报销：一线城市…600元) that hold one of the question's words."""
     found = []
-    parts = sentences(unicodedata.normalize("NFKC", text))
-    for i, sentence in enumerate(parts):
-        # The sentence before belongs to it: an FAQ's question, a clause's lead-in (住宿标准如下).
-        context = (parts[i - 1] if i else "") + sentence
-        if key not in context:
-            continue
-        letters = re.sub(r"[\d\s.,，、。;；:：()（）]", "", sentence)
-        pairs = frozenset(letters[i:i + 2] for i in range(len(letters) - 1))
-        held = frozenset(word for word in asked if word in context)
-        for match in _VALUE.finditer(sentence):
-            number = match.group(1)
-            amount = float(number) if number[0].isdigit() else chinese_number(number)
-            if amount is None:
-                continue
-            kind, factor = _UNITS[match.group(2)]
-            found.append(_Value(kind, amount * factor, match.group(0), sentence, held, pairs))
+    for sentence in sentences(unicodedata.normalize("NFKC", text)):
+        clauses = _CLAUSE_END.split(sentence)
+        for before, clause in zip(["", *clauses], clauses, strict=False):
+            here = f"{before},{clause}"
+            if any(word in here for word in asked):
+                found += _stated(clause, here, sentence)
     return found
 
 
-def conflicts(asked: Mapping[str, float], results: Sequence[R],
+def _stated(clause: str, here: str, sentence: str) -> list[_Value]:
+    letters = _NOT_LETTER.sub("", here)
+    pairs = frozenset(letters[i:i + 2] for i in range(len(letters) - 1))
+    words = frozenset(w for w in tokens(here) if len(w) > 1 and not w[0].isdigit()
+                      and w not in STOPWORDS and w not in _MEASURES and not w.startswith("每"))
+    found = []
+    for match in _VALUE.finditer(clause):
+        number, unit = match.group(1), match.group(2)
+        if _DATE_BEFORE.search(clause[:match.start()]) or (unit in "天日" and number in "一两"):
+            continue  # 3月1日 is a date; 一天 in 一天能报多少 asks, it states nothing
+        amount = float(number) if number[0].isdigit() else chinese_number(number)
+        if amount is not None:
+            kind, factor = _UNITS[unit]
+            found.append(_Value(kind, amount * factor, match.group(0), sentence, words, pairs))
+    return found
+
+
+def conflicts(asked: Collection[str], results: Sequence[R],
               order: Callable[[R, R, ConflictKind], tuple[bool, str]]) -> list[Conflict]:
     """Pairs of results from different documents stating different values of one kind for
     the same thing; `order(x, y, kind)` says whether x goes first, and by which rule."""
@@ -133,7 +180,7 @@ def conflicts(asked: Mapping[str, float], results: Sequence[R],
             x_first, rule = order(x, y, kind)
             (a, va), (b, vb) = ((x, vx), (y, vy)) if x_first else ((y, vy), (x, vx))
             found.append(Conflict(
-                topic=" ".join(sorted(vx.asked & vy.asked)), kind=kind, rule=rule,
+                topic=" ".join(sorted(vx.words & vy.words)), kind=kind, rule=rule,
                 a=Side(chunk_id=a.chunk_id, doc_id=a.doc_id, value=va.written,
                        sentence=va.sentence[:200]),
                 b=Side(chunk_id=b.chunk_id, doc_id=b.doc_id, value=vb.written,
@@ -147,9 +194,9 @@ def _differing(xs: Sequence[_Value], ys: Sequence[_Value]) -> tuple[_Value, _Val
     best: tuple[float, _Value, _Value] | None = None
     for vx in xs:
         for vy in ys:
-            if vx.kind != vy.kind:
+            if vx.kind != vy.kind or not vx.words & vy.words:
                 continue
-            overlap = len(vx.pairs & vy.pairs) / max(len(vx.pairs | vy.pairs), 1)
+            overlap = len(vx.pairs & vy.pairs) / max(min(len(vx.pairs), len(vy.pairs)), 1)
             if overlap >= SAME_TOPIC and (best is None or overlap > best[0]):
                 best = (overlap, vx, vy)
     if best is None or abs(best[1].amount - best[2].amount) < 1e-9:
@@ -158,16 +205,16 @@ def _differing(xs: Sequence[_Value], ys: Sequence[_Value]) -> tuple[_Value, _Val
 
 
 def _kind(x: Evidence, y: Evidence) -> ConflictKind:
-    if _tenant(x.document_key) != _tenant(y.document_key):
+    if x.tenant_id != y.tenant_id:
         return "hierarchy"
-    tx, ty = (r.title_path[0] if r.title_path else "" for r in (x, y))
+    tx, ty = _title(x), _title(y)
     if (_REISSUE.search(tx) or _REISSUE.search(ty)) and _base(tx) == _base(ty):
         return "reissue"
     return "definition"
 
 
-def _tenant(document_key: str) -> str:
-    return document_key.split(":", 1)[0] if ":" in document_key else ""
+def _title(result: Evidence) -> str:
+    return result.title_path[0] if result.title_path else ""
 
 
 def _base(title: str) -> str:

@@ -105,7 +105,7 @@ def _filters(flt: SearchFilter) -> list[dict[str, Any]]:
     hidden = [{"terms": {"version_key": keys[at:at + _MAX_TERMS]}}
               for at in range(0, len(keys), _MAX_TERMS)]
     return [
-        {"term": {"tenant_id": flt.tenant_id}},
+        {"terms": {"tenant_id": flt.tenants}},
         {"terms": {"acl": flt.groups}},
         {"range": {"eff_from": {"lte": day}}},
         {"range": {"eff_to": {"gte": day}}},

@@ -130,10 +130,10 @@ def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
     if not flt.groups:
         return None
     day = day_number(flt.as_of, OPEN_END)
-    return (f"{var}.tenant_id = $tenant AND list_has_any({var}.acl, $groups) "
+    return (f"{var}.tenant_id IN $tenants AND list_has_any({var}.acl, $groups) "
             f"AND {var}.eff_from <= $day AND {var}.eff_to >= $day "
             f"AND NOT {var}.version_key IN $hidden",
-            {"tenant": flt.tenant_id, "groups": list(flt.groups), "day": day,
+            {"tenants": list(flt.tenants), "groups": list(flt.groups), "day": day,
              "hidden": list(flt.hidden_keys)})
 
 
@@ -300,9 +300,9 @@ class LadybugGraphStore:
                       "numbers": sorted({n for _, n in clauses})})
         return by_clause(result, clauses)
 
-    def entities(self, tenant_id: str) -> list[GraphNode]:
-        """Entities with at least one relation of the tenant (for linking query text)."""
+    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
+        """Entities with at least one relation of these tenants (for linking query text)."""
         result = self._rows(
-            "MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE e.tenant_id = $tenant "
-            "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", {"tenant": tenant_id})
+            "MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE e.tenant_id IN $tenants "
+            "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", {"tenants": list(tenants)})
         return [GraphNode(name=name, type=kind) for name, kind in result]

@@ -167,7 +167,7 @@ class MilvusVectorStore:
         groups = (_groups_filter(flt.groups) if self._groups_by_key
                   else f"array_contains_any(acl, {_quoted(flt.groups)})")
         expr = (
-            f"tenant_id == {_quoted([flt.tenant_id])[1:-1]} and {groups}"
+            f"tenant_id in {_quoted(flt.tenants)} and {groups}"
             f" and eff_from <= {day} and eff_to >= {day}"
             f" and coverage >= {min_coverage}{hidden}"
         )

@@ -163,10 +163,10 @@ def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
     if not flt.groups:
         return None
     day = day_number(flt.as_of, OPEN_END)
-    return (f"{var}.tenant_id = $tenant AND any(g IN {var}.acl WHERE g IN $groups) "
+    return (f"{var}.tenant_id IN $tenants AND any(g IN {var}.acl WHERE g IN $groups) "
             f"AND {var}.eff_from <= $day AND {var}.eff_to >= $day "
             f"AND NOT {var}.version_key IN $hidden",
-            {"tenant": flt.tenant_id, "groups": list(flt.groups), "day": day,
+            {"tenants": list(flt.tenants), "groups": list(flt.groups), "day": day,
              "hidden": list(flt.hidden_keys)})
 
 
@@ -296,12 +296,12 @@ class Neo4jGraphStore:
             **params)
         return by_clause([r.values() for r in records], clauses)
 
-    def entities(self, tenant_id: str) -> list[GraphNode]:
-        """Entities with at least one relation of the tenant (for linking query text)."""
+    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
+        """Entities with at least one relation of these tenants (for linking query text)."""
         records = self._read(
             "MATCH (n:Entity {generation: $g})-[e:RELATES {generation: $g}]-(:Entity) "
-            "WHERE e.tenant_id = $tenant RETURN DISTINCT n.name AS name, n.type AS type "
-            "ORDER BY name, type", tenant=tenant_id)
+            "WHERE e.tenant_id IN $tenants RETURN DISTINCT n.name AS name, n.type AS type "
+            "ORDER BY name, type", tenants=list(tenants))
         return [GraphNode(name=r["name"], type=r["type"]) for r in records]
 
     def _read(self, query: str, **params: Any) -> list[Record]:

@@ -109,8 +109,9 @@ class GraphStore(Protocol):
         clause entity such as 《差旅费管理办法》第十条 is written down."""
         ...
 
-    def entities(self, tenant_id: str) -> list[GraphNode]:
-        """Entities with at least one relation of the tenant: names for linking a query."""
+    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
+        """Entities with at least one relation of these tenants (a reader's own and its
+        ancestors'): names for linking a query."""
         ...
 
     def chunk_ids(self, version_key: str) -> set[str]: ...

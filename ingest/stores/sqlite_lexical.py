@@ -160,7 +160,8 @@ def _where(flt: SearchFilter) -> tuple[str, list[object]]:
     one JSON array: as many `?` would stop at SQLite's variable limit (32,766 by default)."""
     day = day_number(flt.as_of, OPEN_END)
     groups = ",".join("?" * len(flt.groups))
-    return (f"""c.kind != 'parent' AND c.tenant_id = ? AND c.eff_from <= ? AND c.eff_to >= ?
+    return (f"""c.kind != 'parent' AND c.tenant_id IN (SELECT value FROM json_each(?))
+                AND c.eff_from <= ? AND c.eff_to >= ?
                 AND c.version_key NOT IN (SELECT value FROM json_each(?))
                 AND EXISTS (SELECT 1 FROM json_each(c.acl) WHERE value IN ({groups}))""",
-            [flt.tenant_id, day, day, json.dumps(flt.hidden_keys), *flt.groups])
+            [json.dumps(flt.tenants), day, day, json.dumps(flt.hidden_keys), *flt.groups])

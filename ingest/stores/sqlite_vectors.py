@@ -145,12 +145,12 @@ class SqliteVectorStore:
         if not flt.groups:
             return []
         self._refresh()
-        tenant = self._tenants.get(flt.tenant_id)
-        if tenant is None:
+        tenants = [self._tenants[t] for t in flt.tenants if t in self._tenants]
+        if not tenants:
             return []
         n, meta = self._n, self._meta[: self._n]
         day = day_number(flt.as_of, OPEN_END)
-        visible = (meta["alive"] & (meta["tenant"] == tenant) & (meta["eff_from"] <= day)
+        visible = (meta["alive"] & np.isin(meta["tenant"], tenants) & (meta["eff_from"] <= day)
                    & (meta["eff_to"] >= day) & (meta["coverage"] >= min_coverage))
         hidden = [self._versions[key] for key in flt.hidden_keys if key in self._versions]
         if hidden:

@@ -1,0 +1,77 @@
+"""Folder-level metadata: a `_meta.yaml` in a folder declares tenant, ACL, authority and
+effective dates for every file below it (companies set permissions per folder, not per file).
+
+The nearest folder wins per key, and a file's own sidecar wins over every folder. A nested
+folder may narrow its parent folder's tenant to a child tenant, never name another one (a
+subfolder must not move a subsidiary's files into its group's scope). The file is read with a
+sidecar's care (a regular file, no link, size cap, YAML without objects or numbers, known keys
+only) and is never a document itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ingest.parse.metadata import (
+    MAX_SIDECAR_BYTES,
+    DeclaredMeta,
+    FolderDefaults,
+    parse_yaml,
+    validated,
+)
+from ingest.parse.opening import read_checked
+
+if TYPE_CHECKING:
+    from ingest.scopes import TenantTree
+
+FOLDER_META_NAME = "_meta.yaml"
+
+
+def read_folder_meta(folder: Path) -> DeclaredMeta | None:
+    """The folder's own `_meta.yaml`, None when it has none; ValueError with the reason when
+    it is unreadable or declares something it may not."""
+    path = folder / FOLDER_META_NAME
+    if not os.path.lexists(path):
+        return None
+    raw = read_checked(path, [folder.resolve()], MAX_SIDECAR_BYTES, what="folder metadata")
+    name = str(path)
+    data = parse_yaml(raw, name)
+    if data is None:
+        raise ValueError(f"{name} is empty: declare at least one of "
+                         f"{', '.join(DeclaredMeta.model_fields)}, or remove it")
+    return validated(DeclaredMeta, data, name)
+
+
+def folder_defaults(path: Path, top: Path, scopes: TenantTree | None = None) -> FolderDefaults:
+    """What the folders from `top` (the document root holding `path`, else the folder being
+    ingested) down to `path`'s own real folder declare for `path`. A file outside `top` gets
+    nothing from any folder."""
+    folder, top = path.resolve().parent, top.resolve()
+    if not folder.is_relative_to(top):
+        return FolderDefaults()
+    parts = folder.relative_to(top).parts
+    chain = [top.joinpath(*parts[:n]) for n in range(len(parts) + 1)]
+    merged: dict[str, object] = {}
+    tenant_from = ""
+    for place in chain:
+        declared = read_folder_meta(place)
+        if declared is None:
+            continue
+        given = declared.model_dump(exclude_none=True)
+        tenant = given.get("tenant_id")
+        outer = merged.get("tenant_id")
+        if isinstance(tenant, str) and isinstance(outer, str) and not (
+                scopes.within(tenant, outer) if scopes else tenant == outer):
+            raise ValueError(
+                f"{place / FOLDER_META_NAME}: tenant_id {tenant!r} is not {tenant_from}'s "
+                f"tenant {outer!r} nor a child of it: a folder may narrow its parent folder's "
+                "tenant, never move to its parent or a sibling")
+        if tenant is not None:
+            tenant_from = str(place / FOLDER_META_NAME)
+        merged |= given
+    if not merged:
+        return FolderDefaults()
+    joined = validated(DeclaredMeta, merged, f"the _meta.yaml files above {path.name}")
+    return FolderDefaults(declared=joined, tenant_from=tenant_from)
