@@ -215,3 +215,11 @@ def test_parts_of_one_law_in_several_files_are_no_versions() -> None:
         date(2020, 5, 28), date(2021, 1, 1))
     assert part.facts.amended == other.facts.amended == date(2020, 5, 28)
     assert not decide([part, other], never_taken)["code/b.md"].identity.links
+
+
+def test_a_rule_starting_on_a_date_dates_its_notice() -> None:
+    """自2026年3月1日起，…调整为… states when the rule starts as much as …起施行 does; a date
+    that only names when something happened does not."""
+    notice = "各部门：\n经研究决定，自2026年3月1日起，夜间加班餐费补贴调整为每人每次30元。"
+    assert effective_date(notice)[0] == date(2026, 3, 1)
+    assert effective_date("2026年3月1日起草本通知，请各部门知悉。")[0] is None

@@ -43,7 +43,8 @@ _NOT_TITLE_CHARS = re.compile(r"[\W_]+")
 _LABELLED = re.compile(
     rf"(?:生效日期|施行日期|实施日期|执行日期|Effective date)\s*[:：]?\s*"
     rf"(?:{_CN_DATE}|{_ISO_DATE})", re.I)
-_STATED = re.compile(rf"自\s*{_CN_DATE}\s*起\s*(?:正式)?(?:施行|执行|生效|实施)")
+# 自2025年1月1日起施行, or a rule that starts then: 自2026年3月1日起，…补贴调整为…
+_STATED = re.compile(rf"自\s*{_CN_DATE}\s*起\s*(?:(?:正式)?(?:施行|执行|生效|实施)|[，,])")
 _ON_ISSUE = re.compile(r"自(?:发布|印发|公布|颁布|下发)之日起\s*(?:正式)?(?:施行|执行|生效|实施)")
 _ISSUED = re.compile(
     rf"(?:发布日期|印发日期|发文日期|颁布日期|发布时间|印发时间)\s*[:：]?\s*(?:{_CN_DATE}|{_ISO_DATE})")

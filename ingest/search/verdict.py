@@ -14,14 +14,15 @@ says who should win:
 
 Two results state the same thing for the question when a clause of each (comma-delimited,
 read with the clause before it: 住宿费实行限额报销：一线城市每晚不超过600元)
-- holds one of the question's words (it is about what was asked, not another clause of the
-  same chunk),
+- holds one of the question's words of two or more characters (it is about what was asked,
+  not another clause of the same chunk),
 - shares a content word with the other's (住宿费; not a measure word like 以内 or 每人每天: so
   请假3天以内…审批 and 境内出差5天以内…审批 are different topics),
 - reads alike (at least SAME_TOPIC of the shorter one's character pairs, digits aside),
-- and states a value of one kind (money, days, hours, percent, distance, count), the two values
-differing. Dates (3月1日) are not values. Versions of one document never conflict (only the
-version in force on the business date is searched).
+- and states a value of one kind (money, days, hours, percent, distance, count) counted per the
+  same period when both name one (300元 a month is not 80元 a day), the two values differing.
+Dates (3月1日) are not values. Versions of one document never conflict (only the version in
+force on the business date is searched).
 Tuned on eval/evidence_cases.jsonl (planted conflicts) against eval/sample_cases.jsonl and
 eval/format_cases.jsonl (none planted): see README, "The search verdict".
 """
@@ -58,6 +59,8 @@ _NOT_LETTER = re.compile(r"[\d\s.,，、。;；:：()（）]")
 _DATE_BEFORE = re.compile(r"[年月]$")
 # Words of measure, not of topic: 5天以内 and 5天以上 may be one topic, 每人每天 is none.
 _MEASURES = frozenset({"以内", "以上", "以下", "不超过", "超过", "最多", "最高", "标准", "金额"})
+_PERIOD = re.compile(r"每(?:人|人次)?每?([天日晚月年次周])")
+_SAME_PERIOD = {"日": "天", "晚": "天"}
 _REISSUE = re.compile(r"更正|修订|修正|重新(?:印发|发布)|勘误")
 _BRACKETED = re.compile(r"[（(][^（）()]*[）)]")
 
@@ -128,6 +131,7 @@ class _Value:
     amount: float
     written: str
     sentence: str
+    per: str  # the period it is counted in (每月 → 月, 每人每天 → 天; "" when none)
     words: frozenset[str]  # content words of the clause stating it (and the clause before)
     pairs: frozenset[str]  # that text's character pairs, digits aside
 
@@ -136,6 +140,7 @@ def values(text: str, asked: Collection[str]) -> list[_Value]:
     """The values a text states in clauses (comma-delimited, read with the clause before:
     住宿费实行限额报销：一线城市…600元) that hold one of the question's words."""
     found = []
+    asked = [word for word in asked if len(word) > 1]  # 人 or 钱 would anchor any clause
     for sentence in sentences(unicodedata.normalize("NFKC", text)):
         clauses = _CLAUSE_END.split(sentence)
         for before, clause in zip(["", *clauses], clauses, strict=False):
@@ -158,7 +163,10 @@ def _stated(clause: str, here: str, sentence: str) -> list[_Value]:
         amount = float(number) if number[0].isdigit() else chinese_number(number)
         if amount is not None:
             kind, factor = _UNITS[unit]
-            found.append(_Value(kind, amount * factor, match.group(0), sentence, words, pairs))
+            periods = _PERIOD.findall(clause[:match.start()])
+            per = _SAME_PERIOD.get(periods[-1], periods[-1]) if periods else ""
+            found.append(_Value(kind, amount * factor, match.group(0), sentence, per, words,
+                                pairs))
     return found
 
 
@@ -194,8 +202,9 @@ def _differing(xs: Sequence[_Value], ys: Sequence[_Value]) -> tuple[_Value, _Val
     best: tuple[float, _Value, _Value] | None = None
     for vx in xs:
         for vy in ys:
-            if vx.kind != vy.kind or not vx.words & vy.words:
-                continue
+            if (vx.kind != vy.kind or not vx.words & vy.words
+                    or (vx.per and vy.per and vx.per != vy.per)):
+                continue  # another measure, topic or period (300元 a month is not 80元 a day)
             overlap = len(vx.pairs & vy.pairs) / max(min(len(vx.pairs), len(vy.pairs)), 1)
             if overlap >= SAME_TOPIC and (best is None or overlap > best[0]):
                 best = (overlap, vx, vy)
