@@ -55,6 +55,8 @@ class Settings(BaseSettings):
         "levels, highest first (comma-separated or a JSON list); a document's `authority` "
         "(sidecar or folder _meta.yaml) must be one of them")
     chunk_token_cap: int = Field(200, description="token budget for prefix + text of one chunk")
+    chunk_whole_clauses: bool = Field(True, description="a numbered clause over the token "
+                                      "budget stays one chunk while the model reads it whole")
     chunk_min_tokens: int = Field(48, description="pieces of a long clause merge up to this size")
     chunk_overlap_sentences: int = Field(1, description="sentences repeated across a cut")
     chunk_prefixes: bool = Field(True, description="prepend 《title》version / headings / clause")

@@ -54,6 +54,10 @@ class ChunkParams(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     token_cap: int = 200  # prefix + text, in the counter's tokens (clamped to the model's limit)
+    # a numbered clause (第X条, 4.2) over token_cap stays whole while it fits the model's input:
+    # a reader asks about a clause, and its vector ranks it better whole than in pieces (STARD
+    # over LawRefBook, dense alone: Recall@5 0.405 → 0.451, Recall@100 0.754 → 0.810)
+    whole_clauses: bool = True
     min_tokens: int = 48  # pieces of a long clause are merged up to this size
     overlap_sentences: int = 1  # sentences repeated when a long paragraph is cut by sentence
     tokenizer: str = "heuristic"  # what counts tokens: the embedding model's name, or heuristic
@@ -71,7 +75,7 @@ def chunk_params(settings: Settings) -> ChunkParams:
     return ChunkParams(
         token_cap=settings.chunk_token_cap, min_tokens=settings.chunk_min_tokens,
         overlap_sentences=settings.chunk_overlap_sentences, tokenizer=settings.embedding_model,
-        prefixes=settings.chunk_prefixes,
+        prefixes=settings.chunk_prefixes, whole_clauses=settings.chunk_whole_clauses,
         context_model=settings.llm_model if settings.llm_base_url else "",
     )
 
@@ -98,7 +102,7 @@ def chunk_document(doc: ParsedDocument, params: ChunkParams | None = None,
     """
     params = params or ChunkParams()
     limit = min(params.token_cap, max_tokens or params.token_cap)
-    builder = _Builder(doc, params, count_tokens, limit)
+    builder = _Builder(doc, params, count_tokens, limit, max_tokens or limit)
     for unit in _units(doc):
         builder.add(unit)
     return builder.finish()
@@ -249,8 +253,9 @@ def _unique_paths(units: list[_Unit]) -> list[_Unit]:
 
 class _Builder:
     def __init__(self, doc: ParsedDocument, params: ChunkParams, count: CountTokens,
-                 limit: int) -> None:
+                 limit: int, model_limit: int) -> None:
         self.doc, self.params, self.count, self.limit = doc, params, count, limit
+        self.model_limit = model_limit
         self.parents: dict[tuple[_Heading, ...], _Unit] = {}
         self.children: list[Chunk] = []
         self.extra_parents: list[Chunk] = []
@@ -279,7 +284,8 @@ class _Builder:
         whole = [Seg(line, 0, len(line.text)) for line in unit.lines]
         splitter = Splitter(self._budgeted(prefix, unit), self.count, self.limit,
                             self.params.min_tokens, self.params.overlap_sentences)
-        if unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole):
+        if (unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole)
+                or self._whole_clause(prefix, unit, whole)):
             if not splitter.fits(whole):
                 log.warning("%s: table row %.80s is over the %d-token budget and is kept whole",
                             self.doc.meta.doc_id, unit.path, self.limit)
@@ -291,6 +297,18 @@ class _Builder:
             self.children.append(
                 self._chunk(unit, f"{unit.path}#{i}", piece, prefix, parent.chunk_id)
             )
+
+    def _whole_clause(self, prefix: str, unit: _Unit, whole: list[Seg]) -> bool:
+        """A numbered Chinese clause over the budget that the model still reads whole. (Long
+        English clauses stay cut: whole, their vectors drifted from Chinese questions, -0.08
+        Recall@5 on the cross-lingual gold cases.)"""
+        if not (self.params.whole_clauses and unit.kind == ChunkKind.CLAUSE and unit.clause_no):
+            return False
+        text = "".join(line.text for line in unit.lines)
+        if sum("\u4e00" <= ch <= "\u9fff" for ch in text) < len(text) / 2:
+            return False
+        return Splitter(self._budgeted(prefix, unit), self.count, self.model_limit,
+                        self.params.min_tokens, self.params.overlap_sentences).fits(whole)
 
     def _budgeted(self, prefix: str, unit: _Unit) -> str:
         """The prefix the text is budgeted with: none when it alone fills the budget (a long
