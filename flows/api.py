@@ -45,7 +45,8 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from flows.serving import NO_DOCS, read_capped
+from flows.serving import NO_DOCS, read_capped, server_config
+from flows.webhook import create_app
 from ingest.config import Settings
 
 if TYPE_CHECKING:  # loaded on the first search, not at import
@@ -341,8 +342,6 @@ def build_app(settings: Settings) -> FastAPI:
         raise ValueError("set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "
                          "KBFLOW_API_KEYS_FILE (search API): nothing to serve")
     if settings.webhook_secret:
-        from flows.webhook import create_app
-
         app = create_app(settings)
     else:
         app = FastAPI(title="kbflow search", **NO_DOCS)
@@ -355,3 +354,12 @@ def build_app(settings: Settings) -> FastAPI:
         app.state.search = SearchService(settings)
         app.include_router(search_router(settings, app.state.search))
     return app
+
+
+def serve(settings: Settings, host: str | None = None, port: int | None = None) -> None:
+    """`kbflow serve`: build_app in uvicorn, guarded as flows/serving.py describes."""
+    import uvicorn
+
+    config = server_config(build_app(settings), host or settings.webhook_host,
+                           port or settings.webhook_port)
+    uvicorn.Server(config).run()

@@ -335,7 +335,7 @@ def _print_last_run(last: RunRecord | None) -> None:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from flows.serving import serve
+    from flows.api import serve
 
     if not settings.webhook_secret and settings.api_keys_file is None:
         console.print("[red]set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "

@@ -23,7 +23,6 @@ from prefect.exceptions import ObjectNotFound
 from prefect.utilities.annotations import quote as prefect_quote
 
 from flows.artifacts import publish_summary_artifact
-from flows.deployments import STORE_LIMITS
 from ingest.chunk import ChunkParams
 from ingest.chunk.context import situate
 from ingest.config import Settings
@@ -39,6 +38,10 @@ from ingest.pipeline.write import write_role
 from ingest.stores import Stores
 
 T = TypeVar("T")
+# One global concurrency limit per store role, by name: `kbflow deploy` creates them, and
+# `_store_writer` holds them while it writes. The embedded stores (SQLite files, LadybugDB) take
+# one writer at a time; with production engines raise the limits.
+STORE_LIMITS = {"kbflow-vectors": 1, "kbflow-lexical": 1, "kbflow-graph": 1}
 
 
 def quote(value: T) -> T:
