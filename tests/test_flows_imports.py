@@ -27,7 +27,7 @@ def test_no_import_cycle_among_flows_modules() -> None:
     def walk(module: str, path: list[str]) -> None:
         for target in sorted(graph.get(module, ())):
             if target in path:
-                cycles.append(path[path.index(target):] + [target])
+                cycles.append([*path[path.index(target):], target])
             else:
                 walk(target, [*path, target])
 
