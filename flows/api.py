@@ -46,7 +46,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from flows.serving import NO_DOCS, read_capped, server_config
-from flows.webhook import create_app
+from flows.warm import task_trigger
+from flows.webhook import create_app, manifest_tracker
 from ingest.config import Settings
 
 if TYPE_CHECKING:  # loaded on the first search, not at import
@@ -336,12 +337,15 @@ def _problems(exc: ValidationError) -> list[dict]:
 
 
 def build_app(settings: Settings) -> FastAPI:
-    """What `kbflow serve` runs: the webhook receiver if KBFLOW_WEBHOOK_SECRET is set, the search
-    API if KBFLOW_API_KEYS_FILE is set, or both in one app."""
+    """What `kbflow serve` runs: the webhook receiver if KBFLOW_WEBHOOK_SECRET is set (its events
+    applied by the incremental deployment, or by `kbflow worker` with KBFLOW_WEBHOOK_RUNNER=
+    worker), the search API if KBFLOW_API_KEYS_FILE is set, or both in one app."""
     if not settings.webhook_secret and settings.api_keys_file is None:
         raise ValueError("set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "
                          "KBFLOW_API_KEYS_FILE (search API): nothing to serve")
-    if settings.webhook_secret:
+    if settings.webhook_secret and settings.webhook_runner == "worker":
+        app = create_app(settings, task_trigger(), tracker=manifest_tracker(settings, True))
+    elif settings.webhook_secret:
         app = create_app(settings)
     else:
         app = FastAPI(title="kbflow search", **NO_DOCS)

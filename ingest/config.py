@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
                                      "long (never within the replay window)")
     webhook_deployment: str = "kbflow-incremental/incremental"
+    webhook_runner: Literal["deployment", "worker"] = Field(
+        "deployment", description="what applies webhook events: a run of webhook_deployment on "
+        "the work pool, or the warm `kbflow worker` (flows/warm.py)")
     webhook_max_body_bytes: int = Field(65536, description="larger POST /events bodies get 413 "
                                         "before they are read")
     search_max_pending: int = Field(16, ge=1, description="searches the API holds (running or "

@@ -120,19 +120,14 @@ def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
 def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
     """Embed and write the planned versions, then record duplicates and clean up tombstones."""
     settings, manifest = ctx.settings, ctx.manifest
-    embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
-                        settings.embedding_batch_size)
-    try:
+    with ctx.embedder() as embedder:
         if outcome.planned:
             _embed_and_write(ctx, embedder, generation, outcome)
-        for (doc_id, version_id), paths in outcome.selection.duplicates.items():
-            manifest.set_duplicates(doc_id, version_id, paths)
-        if manifest.pending_cleanups():
-            with ctx.clock.stage("manifest"):
-                outcome.cleaned = cleanup_tombstones(
-                    manifest, lambda g: open_generation(settings, g))
-    finally:
-        embedder.close()
+    for (doc_id, version_id), paths in outcome.selection.duplicates.items():
+        manifest.set_duplicates(doc_id, version_id, paths)
+    if manifest.pending_cleanups():
+        with ctx.clock.stage("manifest"):
+            outcome.cleaned = cleanup_tombstones(manifest, lambda g: open_generation(settings, g))
 
 
 def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation,
