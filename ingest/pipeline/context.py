@@ -116,6 +116,12 @@ class RunContext:
         s = self.settings
         return ParsePool(s.parse_workers, s.parse_timeout_s, ParseLimits.of(s), s.parse_memory_mb)
 
+    def tokens(self) -> TokenCounter:
+        """The embedding model's tokenizer: the warm embedder's, or loaded for this run."""
+        if self.warm is not None:
+            return self.warm.embedder.tokens
+        return TokenCounter(self.settings.embedding_model)
+
     def embedder(self) -> AbstractContextManager[Embedder]:
         """The warm embedder (left open), or one of this run's own, closed after it."""
         if self.warm is not None:

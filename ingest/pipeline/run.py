@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
-from ingest.embed import Embedder, TokenCounter
+from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
@@ -58,7 +58,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     outcome = _Outcome(generation.generation, len(files))
     ctx.manifest.start_run(ctx.run_id, source)
     outcome.tombstoned = _tombstone(ctx, deleted)
-    tokens = TokenCounter(ctx.settings.embedding_model)
+    tokens = ctx.tokens()
     jobs, outcome.selection = prepare(ctx, files, params, tokens)
     jobs = date_versions(ctx.manifest, jobs, params.version)
     outcome.planned = [p for job in jobs if (p := plan(ctx, job)) is not None]
