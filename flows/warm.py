@@ -24,12 +24,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from uuid import UUID
 
 from prefect import flow, runtime, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
+    FlowFilter,
+    FlowFilterName,
+    FlowRunFilter,
+    FlowRunFilterState,
+    FlowRunFilterStateType,
     TaskRunFilter,
     TaskRunFilterState,
     TaskRunFilterStateType,
@@ -100,20 +104,25 @@ def apply_events(changed: list[str], deleted: list[str]) -> dict[str, int]:
             "failures": len(summary.failures)}
 
 
-def crash_orphans() -> list[UUID]:
-    """Mark Crashed the runs of apply_events a dead worker left Pending or Running."""
+def crash_orphans() -> None:
+    """Mark Crashed the runs of apply_events (and their kbflow-events flow runs) that a dead
+    worker left Pending or Running."""
+    dead: State[None] = Crashed(message="its worker died; the webhook sends the events again")
+    alive = [StateType.PENDING, StateType.RUNNING]
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(task_run_filter=TaskRunFilter(
+        tasks = client.read_task_runs(task_run_filter=TaskRunFilter(
             tags=TaskRunFilterTags(all_=[TAG]),
-            state=TaskRunFilterState(type=TaskRunFilterStateType(
-                any_=[StateType.PENDING, StateType.RUNNING]))))
-        for run in runs:
-            client.set_task_run_state(
-                run.id, Crashed(message="its worker died; the webhook sends the events again"),
-                force=True)
-    if runs:
-        log.warning("%d run(s) of a dead worker marked Crashed", len(runs))
-    return [run.id for run in runs]
+            state=TaskRunFilterState(type=TaskRunFilterStateType(any_=alive))))
+        flows = client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(any_=[events_flow.name])),
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(
+                type=FlowRunFilterStateType(any_=alive))))
+        for task_run in tasks:
+            client.set_task_run_state(task_run.id, dead, force=True)
+        for flow_run in flows:
+            client.set_flow_run_state(flow_run.id, dead, force=True)
+    if tasks:
+        log.warning("%d run(s) of a dead worker marked Crashed", len(tasks))
 
 
 def serve_worker(settings: Settings) -> None:

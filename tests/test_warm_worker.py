@@ -103,6 +103,9 @@ def test_events_survive_a_worker_killed_mid_batch(tmp_path: Path) -> None:
                 == (0,)
         killed = httpx.get(f"{api}/task_runs/{running[0]['id']}").json()
         assert killed["state"]["type"] == "CRASHED"
+        left = httpx.post(f"{api}/flow_runs/filter", json={"flow_runs": {"state": {"type": {
+            "any_": ["RUNNING", "PENDING"]}}}}).json()
+        assert left == []  # the dead batch's kbflow-events flow run is Crashed too
         found = httpx.get(f"{hook}/search", params={"q": f"warmcode{FILES - 1}x8"},
                           headers={"Authorization": f"Bearer {KEY}"}).json()
         assert any(f"warmcode{FILES - 1}x8" in r["text"] for r in found["results"])
