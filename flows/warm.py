@@ -133,7 +133,11 @@ def serve_worker(settings: Settings) -> None:
     warm.embedder.encoder  # noqa: B018 - load the model before the first event
     from prefect.task_worker import serve
 
-    serve(apply_events, limit=1)  # one batch at a time: one writer per store
+    try:
+        serve(apply_events, limit=1)  # one batch at a time: one writer per store
+    finally:  # stopped (SIGTERM, Ctrl-C): the parse processes go with it
+        for kept in _warm.values():
+            kept.close()
 
 
 def task_trigger() -> Callable[[list[str], list[str]], str]:
