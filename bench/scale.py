@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -136,8 +136,11 @@ def load_average() -> float:
 
 # ---- synthetic versions -------------------------------------------------------------------------
 
-def add_synthetic(settings: Any, start: int, stop: int) -> dict[str, float]:
-    """Synthetic versions start..stop-1: READY manifest rows and rows in the three stores."""
+def add_synthetic(settings: Any, start: int, stop: int,
+                  text_of: Callable[[random.Random, int], str] = synthetic_text,
+                  ) -> dict[str, float]:
+    """Synthetic versions start..stop-1: READY manifest rows and rows in the three stores,
+    each one clause of `text_of(rng, i)`."""
     from ingest.diff import fingerprint
     from ingest.embed import Embedding
     from ingest.manifest import ManifestStore
@@ -160,7 +163,7 @@ def add_synthetic(settings: Any, start: int, stop: int) -> dict[str, float]:
             rng = random.Random(lo)
             chunks, titles = [], {}
             for i in range(lo, hi):
-                doc_id, text = f"syn-{i:07d}", synthetic_text(rng, i)
+                doc_id, text = f"syn-{i:07d}", text_of(rng, i)
                 title = f"合成通知 {i:07d}"
                 titles[f"{doc_id}@v1"] = title
                 chunks.append(Chunk(

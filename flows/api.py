@@ -45,7 +45,9 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from flows.serving import NO_DOCS, read_capped
+from flows.serving import NO_DOCS, read_capped, server_config
+from flows.warm import task_trigger
+from flows.webhook import create_app, manifest_tracker
 from ingest.config import Settings
 
 if TYPE_CHECKING:  # loaded on the first search, not at import
@@ -335,14 +337,15 @@ def _problems(exc: ValidationError) -> list[dict]:
 
 
 def build_app(settings: Settings) -> FastAPI:
-    """What `kbflow serve` runs: the webhook receiver if KBFLOW_WEBHOOK_SECRET is set, the search
-    API if KBFLOW_API_KEYS_FILE is set, or both in one app."""
+    """What `kbflow serve` runs: the webhook receiver if KBFLOW_WEBHOOK_SECRET is set (its events
+    applied by the incremental deployment, or by `kbflow worker` with KBFLOW_WEBHOOK_RUNNER=
+    worker), the search API if KBFLOW_API_KEYS_FILE is set, or both in one app."""
     if not settings.webhook_secret and settings.api_keys_file is None:
         raise ValueError("set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "
                          "KBFLOW_API_KEYS_FILE (search API): nothing to serve")
-    if settings.webhook_secret:
-        from flows.webhook import create_app
-
+    if settings.webhook_secret and settings.webhook_runner == "worker":
+        app = create_app(settings, task_trigger(), tracker=manifest_tracker(settings, True))
+    elif settings.webhook_secret:
         app = create_app(settings)
     else:
         app = FastAPI(title="kbflow search", **NO_DOCS)
@@ -355,3 +358,12 @@ def build_app(settings: Settings) -> FastAPI:
         app.state.search = SearchService(settings)
         app.include_router(search_router(settings, app.state.search))
     return app
+
+
+def serve(settings: Settings, host: str | None = None, port: int | None = None) -> None:
+    """`kbflow serve`: build_app in uvicorn, guarded as flows/serving.py describes."""
+    import uvicorn
+
+    config = server_config(build_app(settings), host or settings.webhook_host,
+                           port or settings.webhook_port)
+    uvicorn.Server(config).run()

@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", help="default KBFLOW_WEBHOOK_HOST (127.0.0.1)")
     serve.add_argument("--port", type=int, help="default KBFLOW_WEBHOOK_PORT (8787)")
 
+    commands.add_parser("worker", help="apply webhook events in one warm process (a Prefect task "
+                        "worker; needs PREFECT_API_URL; `kbflow serve` with "
+                        "KBFLOW_WEBHOOK_RUNNER=worker sends them)")
+
     commands.add_parser("deploy", help="create the work pool 'kbflow', the store concurrency "
                         "limits and the four deployments on the Prefect server (idempotent)")
 
@@ -131,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
         "trace": _trace, "eval": _eval, "fetch-model": _fetch_model, "undelete": _undelete,
-        "events": _events, "graph": _graph,
+        "events": _events, "graph": _graph, "worker": _worker,
     }
     try:
         if args.command not in FLOW_COMMANDS:
@@ -334,8 +338,20 @@ def _print_last_run(last: RunRecord | None) -> None:
         f"{len(summary.get('failures') or [])} failed, {summary.get('total_seconds', 0)} s")
 
 
+def _worker(_: argparse.Namespace, settings: Settings) -> int:
+    if not os.environ.get("PREFECT_API_URL"):
+        console.print("[red]set PREFECT_API_URL to a running Prefect server: `kbflow serve` "
+                      "hands the worker its events through it")
+        return 2
+    from flows.warm import serve_worker
+
+    os.environ["KBFLOW_DATA_DIR"] = str(settings.data_dir)  # what the task runs read
+    serve_worker(settings)
+    return 0
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from flows.serving import serve
+    from flows.api import serve
 
     if not settings.webhook_secret and settings.api_keys_file is None:
         console.print("[red]set KBFLOW_WEBHOOK_SECRET (webhook receiver) and/or "

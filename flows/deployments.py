@@ -11,8 +11,8 @@ process worker runs it in place). `kbflow deploy` (or `python -m flows.deploymen
 pool, the per-store concurrency limits and the deployments; all three steps are idempotent.
 
 Store writes of concurrent runs (backfill batches, webhook increments, the nightly rebuild) are
-serialised by the global concurrency limits in STORE_LIMITS: `_store_writer` in flows/ingest.py
-holds all three while it has the stores open.
+serialised by the global concurrency limits in flows/ingest.py's STORE_LIMITS (`_store_writer`
+holds all three while it has the stores open). Imports go one way: this module imports the flows.
 """
 
 from __future__ import annotations
@@ -27,15 +27,13 @@ from prefect.runner.storage import LocalStorage
 from prefect.types.entrypoint import EntrypointType
 
 from flows.artifacts import publish_summary_artifact
+from flows.backfill import backfill_flow
+from flows.ingest import STORE_LIMITS, incremental_flow
+from flows.lifecycle import rebuild_flow, rollback_flow
 from ingest.config import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 WORK_POOL = "kbflow"
-# One global concurrency limit per store role, by name: `kbflow deploy` creates them, and the
-# pipeline holds them while it writes (it iterates over the names). The embedded stores (Milvus
-# Lite file, SQLite FTS5, LadybugDB) take one writer at a time; with production engines raise
-# the limits. The flows below are imported where used, so the pipeline can import this module.
-STORE_LIMITS = {"kbflow-vectors": 1, "kbflow-lexical": 1, "kbflow-graph": 1}
 
 
 # ---- the one flow of its own: the scheduled rebuild, with its gate verdict as the artifact ------
@@ -43,8 +41,6 @@ STORE_LIMITS = {"kbflow-vectors": 1, "kbflow-lexical": 1, "kbflow-graph": 1}
 @flow(name="kbflow-full-rebuild", flow_run_name="full rebuild {data_dir}")
 def full_rebuild(data_dir: str | None = None, eval_cases: str | None = None) -> Any:
     """The scheduled rebuild: a new generation, switched to only if it passes the publish gate."""
-    from flows.lifecycle import rebuild_flow
-
     report = rebuild_flow(data_dir=data_dir, eval_cases=eval_cases)
     verdict = "published" if report.activated else "NOT published: " + "; ".join(report.reasons)
     publish_summary_artifact(report.model_dump(mode="json", exclude={"summary"}),
@@ -56,10 +52,6 @@ def full_rebuild(data_dir: str | None = None, eval_cases: str | None = None) -> 
 
 def deployment_specs(settings: Settings | None = None) -> list[dict[str, Any]]:
     """What `register` creates: the flow and its to_deployment() arguments."""
-    from flows.backfill import backfill_flow
-    from flows.ingest import incremental_flow
-    from flows.lifecycle import rollback_flow
-
     settings = settings or Settings()
     return [
         {"flow": full_rebuild, "name": "full-rebuild",

@@ -23,7 +23,6 @@ from prefect.exceptions import ObjectNotFound
 from prefect.utilities.annotations import quote as prefect_quote
 
 from flows.artifacts import publish_summary_artifact
-from flows.deployments import STORE_LIMITS
 from ingest.chunk import ChunkParams
 from ingest.chunk.context import situate
 from ingest.config import Settings
@@ -34,11 +33,16 @@ from ingest.models import Chunk, ParsedDocument, State, StoreRole
 from ingest.parse import ParsePool, walk
 from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.pipeline import Failure, IngestSummary, Planned, Prepared, RunContext, run_pipeline
+from ingest.pipeline.context import Steps, Warm
 from ingest.pipeline.prepare import chunk_one, parse_many
 from ingest.pipeline.write import write_role
 from ingest.stores import Stores
 
 T = TypeVar("T")
+# One global concurrency limit per store role, by name: `kbflow deploy` creates them, and
+# `store_limits` holds them while it writes. The embedded stores (SQLite files, LadybugDB) take
+# one writer at a time; with production engines raise the limits.
+STORE_LIMITS = {"kbflow-vectors": 1, "kbflow-lexical": 1, "kbflow-graph": 1}
 
 
 def quote(value: T) -> T:
@@ -111,11 +115,11 @@ class PrefectSteps:
         write_task(role, stores, quote(group), quote(vectors))
 
     def store_writer(self) -> AbstractContextManager[None]:
-        return _store_writer()
+        return store_limits()
 
 
 @contextmanager
-def _store_writer() -> Iterator[None]:
+def store_limits() -> Iterator[None]:
     """One writer per store role at a time across runs: the limits `kbflow deploy` creates (the
     embedded store files take a single writer). Without them (a CLI run), no wait."""
     with get_client(sync_client=True) as client:
@@ -156,7 +160,15 @@ def incremental_flow(changed: list[str], deleted: list[str],
     Every path must resolve (symlinks and `..` included) under KBFLOW_DOCUMENT_ROOTS; one that
     does not is a failure with its reason, and the others go on. A changed file keeps the doc id
     it was first ingested under (its recorded folder)."""
-    settings = _settings(data_dir)
+    return apply_changes(_settings(data_dir), changed, deleted)
+
+
+def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[str],
+                  warm: Warm | None = None, run_id: str | None = None,
+                  steps: Steps | None = None) -> IngestSummary:
+    """incremental_flow's work, also run by the warm worker (flows/warm.py) with its `warm`
+    parse processes and model and its `steps`, recorded under `run_id` (the id the webhook
+    tracks)."""
     with ManifestStore(settings.manifest) as manifest:
         changed_paths, refused = _within_roots(changed, settings)
         roots = {r.source_path: Path(r.source_root) for r in manifest.documents(
@@ -164,6 +176,7 @@ def incremental_flow(changed: list[str], deleted: list[str],
         files = [(path, roots.get(str(path), path.parent)) for path in changed_paths]
         deleted_paths, refused_deletes = _within_roots(deleted, settings)
         ctx = run_context(settings, manifest, refused + refused_deletes)
+        ctx.warm, ctx.run_id, ctx.steps = warm, run_id or ctx.run_id, steps or ctx.steps
         return ingest_files(ctx, "incremental", files, [str(p) for p in deleted_paths])
 
 

@@ -5,7 +5,8 @@ timer starts only after a reply, and any byte stops it), so idle or trickling co
 up until file descriptors ran out and /health stopped answering. Here every connection has
 IDLE_TIMEOUT seconds to send a whole request head, from the moment it opens and again after each
 reply; connections beyond MAX_CONNECTIONS are closed at once, and requests beyond it get
-uvicorn's 503. Request heads are capped by h11 (16 KiB); bodies by `read_capped`.
+uvicorn's 503. Request heads are capped by h11 (16 KiB); bodies by `read_capped`. This module
+imports nothing of flows/: the apps (flows/api.py, flows/webhook.py) import it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 if TYPE_CHECKING:
     import uvicorn
     from fastapi import FastAPI
-
-    from ingest.config import Settings
 
 # No /docs, /redoc or /openapi.json: they would describe the service to anyone, unauthenticated.
 NO_DOCS: dict = {"docs_url": None, "redoc_url": None, "openapi_url": None}
@@ -71,16 +70,6 @@ def server_config(app: FastAPI, host: str, port: int,
     return uvicorn.Config(app, host=host, port=port, log_level="warning",
                           http=GuardedH11Protocol, timeout_keep_alive=idle_timeout,
                           limit_concurrency=MAX_CONNECTIONS, backlog=BACKLOG)
-
-
-def serve(settings: Settings, host: str | None = None, port: int | None = None) -> None:
-    import uvicorn
-
-    from flows.api import build_app  # the webhook receiver and/or the search API
-
-    config = server_config(build_app(settings), host or settings.webhook_host,
-                           port or settings.webhook_port)
-    uvicorn.Server(config).run()
 
 
 async def read_capped(request: Request, limit: int) -> bytes | None:

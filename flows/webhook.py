@@ -483,9 +483,10 @@ def deployment_trigger(name: str) -> Trigger:
     return trigger
 
 
-def manifest_tracker(settings: Settings) -> Tracker:
+def manifest_tracker(settings: Settings, task_runs: bool = False) -> Tracker:
     """Outcomes from the manifest's run summaries (the incremental flow records one per run,
-    with every failed file and its reason); a run Prefect reports ended without one, crashed."""
+    with every failed file and its reason); a run Prefect reports ended without one, crashed.
+    Runs are flow runs of the deployment, or with `task_runs` the warm worker's task runs."""
 
     def track(run_id: str) -> RunOutcome | None:
         from uuid import UUID
@@ -503,7 +504,8 @@ def manifest_tracker(settings: Settings) -> Tracker:
             failures = (run.summary or {}).get("failures") or []
             return RunOutcome(True, {f["path"]: f["reason"] for f in failures})
         with get_client(sync_client=True) as client:
-            state = client.read_flow_run(UUID(run_id)).state
+            read = client.read_task_run if task_runs else client.read_flow_run
+            state = read(UUID(run_id)).state
         if state is None or not state.is_final():
             return None
         if state.is_completed():  # finished, but its summary went to another manifest

@@ -121,12 +121,15 @@ class Settings(BaseSettings):
                                        "key to its tenant and ACL groups; unset: no /search")
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8787
-    webhook_debounce_seconds: float = Field(2.0, description="events are sent on once none has "
+    webhook_debounce_seconds: float = Field(0.5, description="events are sent on once none has "
                                             "arrived for this long (or the oldest waited 10×)")
     webhook_max_age_seconds: float = Field(300, description="older signed timestamps are replays")
     webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
                                      "long (never within the replay window)")
     webhook_deployment: str = "kbflow-incremental/incremental"
+    webhook_runner: Literal["deployment", "worker"] = Field(
+        "deployment", description="what applies webhook events: a run of webhook_deployment on "
+        "the work pool, or the warm `kbflow worker` (flows/warm.py)")
     webhook_max_body_bytes: int = Field(65536, description="larger POST /events bodies get 413 "
                                         "before they are read")
     search_max_pending: int = Field(16, ge=1, description="searches the API holds (running or "

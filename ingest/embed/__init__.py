@@ -44,7 +44,10 @@ class Embedder:
         self.batch_size = batch_size
         self._encoder: Encoder | None = None
         cache_path.parent.mkdir(parents=True, exist_ok=True)
-        self._cache = sqlite3.connect(cache_path, isolation_level=None, timeout=30)
+        # Not bound to its thread: the warm worker (flows/warm.py) keeps one Embedder for runs
+        # on its task threads, one run at a time.
+        self._cache = sqlite3.connect(cache_path, isolation_level=None, timeout=30,
+                                      check_same_thread=False)
         self._cache.executescript(
             """CREATE TABLE IF NOT EXISTS vectors (model TEXT, content_hash TEXT, coverage REAL,
                    vector BLOB, PRIMARY KEY (model, content_hash));

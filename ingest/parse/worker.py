@@ -118,6 +118,13 @@ class ParsePool:
         finally:
             self._idle.put(worker)
 
+    def start(self) -> None:
+        """Start every worker now: a long-lived process (flows/warm.py) pays for the starts
+        before its first document instead of during it."""
+        for worker in self._all:
+            with worker._lock:
+                worker._ready()
+
     def close(self) -> None:
         for worker in self._all:
             worker.close()

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -16,7 +16,7 @@ from ingest.config import Settings
 from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.manifest import ManifestStore
 from ingest.models import Chunk, ParsedDocument, StoreRole
-from ingest.parse import ParsePool
+from ingest.parse import ParseLimits, ParsePool
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, Prepared
 from ingest.scopes import TenantTree
@@ -85,6 +85,19 @@ class Steps(Protocol):
 
 
 @dataclass
+class Warm:
+    """What a long-lived process keeps from run to run (flows/warm.py): the parse processes and
+    the embedding model behind its cache. A run without it starts and stops its own."""
+
+    parser: ParsePool
+    embedder: Embedder
+
+    def close(self) -> None:
+        self.parser.close()
+        self.embedder.close()
+
+
+@dataclass
 class RunContext:
     """A run's settings, manifest, id, clock, progress callback and failure sink."""
 
@@ -96,6 +109,27 @@ class RunContext:
     clock: Clock = field(default_factory=Clock)
     progress: Progress = notify_listeners
     failures: list[Failure] = field(default_factory=list)
+    warm: Warm | None = None
+
+    def parser(self) -> AbstractContextManager[ParsePool]:
+        """The warm parse pool (left open), or a pool of this run's own."""
+        if self.warm is not None:
+            return nullcontext(self.warm.parser)
+        s = self.settings
+        return ParsePool(s.parse_workers, s.parse_timeout_s, ParseLimits.of(s), s.parse_memory_mb)
+
+    def tokens(self) -> TokenCounter:
+        """The embedding model's tokenizer: the warm embedder's, or loaded for this run."""
+        if self.warm is not None:
+            return self.warm.embedder.tokens
+        return TokenCounter(self.settings.embedding_model)
+
+    def embedder(self) -> AbstractContextManager[Embedder]:
+        """The warm embedder (left open), or one of this run's own, closed after it."""
+        if self.warm is not None:
+            return nullcontext(self.warm.embedder)
+        s = self.settings
+        return closing(Embedder(s.embedding_model, s.vector_cache_path, s.embedding_batch_size))
 
     @cached_property
     def scopes(self) -> TenantTree:

@@ -13,7 +13,7 @@ from ingest.chunk import ChunkParams, chunk_document
 from ingest.embed import TokenCounter
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
-from ingest.parse import ParseError, ParseLimits, ParsePool, read_meta
+from ingest.parse import ParseError, ParsePool, read_meta
 from ingest.parse.identity import identify
 from ingest.parse.metadata import default_doc_id
 from ingest.pipeline.context import RunContext
@@ -51,9 +51,7 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
     selection = Selection()
     parsed: list[Parsed] = []
     window: list[Prepared] = []
-    settings = ctx.settings
-    with ParsePool(settings.parse_workers, settings.parse_timeout_s, ParseLimits.of(settings),
-                   settings.parse_memory_mb) as parser:
+    with ctx.parser() as parser:
         for i, (path, folder) in enumerate(files, start=1):
             ctx.progress(i - 1, len(files), path.name)
             if item := select(ctx, params, selection, path, folder):

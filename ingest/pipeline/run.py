@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
-from ingest.embed import Embedder, TokenCounter
+from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
@@ -59,7 +59,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     outcome = _Outcome(generation.generation, len(files))
     ctx.manifest.start_run(ctx.run_id, source)
     outcome.tombstoned = _tombstone(ctx, deleted)
-    tokens = TokenCounter(ctx.settings.embedding_model)
+    tokens = ctx.tokens()
     jobs, outcome.selection = prepare(ctx, files, params, tokens)
     jobs = date_versions(ctx.manifest, jobs, params.version)
     outcome.planned = [p for job in jobs if (p := plan(ctx, job)) is not None]
@@ -121,19 +121,14 @@ def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
 def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
     """Embed and write the planned versions, then record duplicates and clean up tombstones."""
     settings, manifest = ctx.settings, ctx.manifest
-    embedder = Embedder(settings.embedding_model, settings.vector_cache_path,
-                        settings.embedding_batch_size)
-    try:
+    with ctx.embedder() as embedder:
         if outcome.planned:
             _embed_and_write(ctx, embedder, generation, outcome)
-        for (doc_id, version_id), paths in outcome.selection.duplicates.items():
-            manifest.set_duplicates(doc_id, version_id, paths)
-        if manifest.pending_cleanups():
-            with ctx.clock.stage("manifest"):
-                outcome.cleaned = cleanup_tombstones(
-                    manifest, lambda g: open_generation(settings, g))
-    finally:
-        embedder.close()
+    for (doc_id, version_id), paths in outcome.selection.duplicates.items():
+        manifest.set_duplicates(doc_id, version_id, paths)
+    if manifest.pending_cleanups():
+        with ctx.clock.stage("manifest"):
+            outcome.cleaned = cleanup_tombstones(manifest, lambda g: open_generation(settings, g))
 
 
 def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation,

@@ -1,0 +1,78 @@
+"""The embedded BM25 (SQLite FTS5) does not score every row that holds a common term (issue
+#27): a query with a rare term ranks exactly as the full ranking would, and a query of common
+words alone reads a capped set of the newest rows, not the whole table."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from test_store_contract import flt, make_chunk
+
+from ingest.stores.sqlite_lexical import CANDIDATE_CAP, SqliteLexicalStore, _or
+from ingest.stores.tokens import query_tokens
+
+COMMON = ["travel", "expense", "hotel", "approval", "manager", "invoice"]
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    """1,500 rows of common words, then 40 rows holding a rare word (`zebra`) as well."""
+    rng = random.Random(5)
+    store = SqliteLexicalStore(tmp_path / "lexical.db")
+    rows = [make_chunk(n, text=" ".join(rng.choices(COMMON, k=rng.randint(4, 30))))
+            for n in range(1500)]
+    rows += [make_chunk(n, doc="rare", text=" ".join(
+        rng.choices(COMMON, k=rng.randint(2, 30)) + ["zebra"] * rng.randint(1, 3)))
+        for n in range(40)]
+    store.upsert(rows)
+    store.rows = rows  # type: ignore[attr-defined]  # in insertion order, for the tests
+    yield store
+    store.close()
+
+
+def full_ranking(store: SqliteLexicalStore, query: str, k: int) -> list[tuple[str, float]]:
+    store._db.execute("BEGIN")
+    try:
+        hits = store._ranked(_or(query_tokens(query)), flt(), k)
+    finally:
+        store._db.execute("COMMIT")
+    return [(h.chunk_id, round(h.score, 6)) for h in hits]
+
+
+@pytest.mark.parametrize("query", ["zebra hotel", "zebra travel expense approval",
+                                   "zebra", "hotel invoice zebra manager"])
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_a_rare_term_ranks_exactly_as_the_full_ranking(store, query: str, k: int) -> None:
+    hits = [(h.chunk_id, round(h.score, 6)) for h in store.search(query, flt(), k)]
+    assert hits == full_ranking(store, query, k)
+
+
+def test_common_words_alone_score_only_the_newest_rows(store, monkeypatch) -> None:
+    scored: list[int] = []
+    visible = store._visible
+
+    def counting(ranked, flt_):
+        scored.append(len(ranked))
+        return visible(ranked, flt_)
+
+    monkeypatch.setattr(store, "_visible", counting)
+    hits = store.search("hotel travel expense", flt(), 10)
+    assert len(hits) == 10
+    assert scored == [CANDIDATE_CAP]  # not the ~1,500 rows that hold these words
+    words = {"hotel", "travel", "expense"}
+    matching = [r.chunk_id for r in store.rows if words & set(r.text.split())]
+    assert {h.chunk_id for h in hits} <= set(matching[-CANDIDATE_CAP:])
+
+
+def test_common_words_widen_until_k_rows_are_visible(tmp_path: Path) -> None:
+    """The newest rows belong to another tenant: the cap widens until k are visible."""
+    store = SqliteLexicalStore(tmp_path / "lexical.db")
+    store.upsert([make_chunk(n, doc="mine", tenant="t1", text="hotel expense") for n in range(5)])
+    store.upsert([make_chunk(n, doc="other", tenant="t2", text="hotel expense")
+                  for n in range(3 * CANDIDATE_CAP)])
+    hits = store.search("hotel expense", flt(), 5)
+    assert sorted(h.chunk_id for h in hits) == [f"mine-1-{n}" for n in range(5)]
+    store.close()
+
