@@ -3,9 +3,11 @@
 Structure first: 第X编/章/节 and short numbered lines ("2.2 口令要求") or Markdown/HTML/DOCX
 headings open sections; every 第X条 and "4.2"/"4.2.1" clause starts a unit of its own; list items
 ((一), (1), 1.) and unnumbered paragraphs (款) stay in the clause they follow; each table row is
-a unit that is never split. A unit that fits the token budget is one chunk. A longer unit becomes
-a parent with "#n" pieces cut at line (list-item, paragraph) boundaries first, then at sentence
-ends with an overlap, a run-on sentence last of all by tokens.
+a unit that is never split. A unit that fits the token budget is one chunk, and so is a numbered
+Chinese clause over the budget that the embedding model still reads whole (a question asks about
+a clause: whole, it ranks better than its pieces). A longer unit becomes a parent with "#n"
+pieces cut at line (list-item, paragraph) boundaries first, then at sentence ends with an
+overlap, a run-on sentence last of all by tokens.
 
 A chunk's id comes from doc_id, version and its structural path (the clause number, a table row's
 key cells, or a paragraph run anchored on the unit before it), never from a position counter over
