@@ -82,7 +82,9 @@ def test_no_sample_chunk_exceeds_the_model_limit(docs, tokens, params) -> None:
         chunks = _chunks(doc, params, tokens)
         total += len(_children(chunks))
         assert over_budget(chunks, tokens.count, tokens.max_tokens) == 0, name
-        assert all(tokens.count(c.embed_text) <= params.token_cap for c in _children(chunks))
+        # over the budget only a whole numbered clause (within the model's limit, above)
+        assert all(tokens.count(c.embed_text) <= params.token_cap
+                   or (c.kind == ChunkKind.CLAUSE and c.clause_no) for c in _children(chunks))
     assert total > 150
 
 
@@ -377,3 +379,22 @@ def test_cli_chunks_shows_the_published_version(tmp_path, docs, tokens, params, 
     assert main(["--data-dir", str(data), "chunks", "travel-expense", "--version", "2025"]) == 0
     assert "第十条" in capsys.readouterr().out
     assert main(["--data-dir", str(data), "chunks", "no-such-doc"]) == 1
+
+
+def test_a_chinese_clause_the_model_reads_whole_stays_one_chunk(tokens) -> None:
+    """Over the budget but within the model's 512 tokens: one chunk (whole_clauses); over the
+    model's limit, or with the option off, it is cut into pieces under a parent."""
+    items = [f"({n})第{n}类事项的审批人为部门负责人,金额在{n}万元以下的由部门负责人审批。"
+             for n in "一二三四五六七八"]
+    doc = _doc([(BlockKind.PARAGRAPH, "第五条 审批权限如下:"),
+                *[(BlockKind.PARAGRAPH, item) for item in items]])
+    budget = ChunkParams(token_cap=120, min_tokens=20, tokenizer=MODEL)
+    whole = _children(_chunks(doc, budget, tokens))
+    assert [(c.structural_path, c.kind) for c in whole] == [("第五条", ChunkKind.CLAUSE)]
+    assert 120 < tokens.count(whole[0].embed_text) <= 512
+    cut = _chunks(doc, budget.model_copy(update={"whole_clauses": False}), tokens)
+    assert len(_children(cut)) > 2 and any(c.kind == ChunkKind.PARENT for c in cut)
+    longer = _doc([(BlockKind.PARAGRAPH, "第六条 审批权限如下:"),
+                   *[(BlockKind.PARAGRAPH, item) for item in items * 5]])
+    pieces = _children(_chunks(longer, budget, tokens))
+    assert len(pieces) > 2 and all(tokens.count(c.embed_text) <= 120 for c in pieces)

@@ -288,7 +288,7 @@ class _Builder:
                             self.params.min_tokens, self.params.overlap_sentences)
         if (unit.kind == ChunkKind.TABLE_ROW or splitter.fits(whole)
                 or self._whole_clause(prefix, unit, whole)):
-            if not splitter.fits(whole):
+            if unit.kind == ChunkKind.TABLE_ROW and not splitter.fits(whole):
                 log.warning("%s: table row %.80s is over the %d-token budget and is kept whole",
                             self.doc.meta.doc_id, unit.path, self.limit)
             self.children.append(self._chunk(unit, unit.path, whole, prefix, section_parent))
