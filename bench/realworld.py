@@ -1,7 +1,8 @@
 """Real-world retrieval: STARD's public questions over 1,424 Chinese laws (issue #24).
 
     .venv/bin/python -m bench.realworld [--laws DIR] [--questions FILE] [--gold-files-only]
-        [--data-dir DIR] [--limit N] [--skip-ingest] [--label L] [--report-only] [--out FILE]
+        [--data-dir DIR] [--limit N] [--skip-ingest] [--rules] [--label L] [--before LABEL]
+        [--report-only] [--out FILE]
 
 Ingests the laws with `kbflow ingest --json` in a subprocess (wall time, stage seconds, chunks,
 failures, peak RSS), then asks every question of one warm Searcher at k=100 and scores what
@@ -11,9 +12,10 @@ jieba BM25 and bge-small-zh cosine. A gold article is answered by a hit whose te
 phrase, both NFKC-normalised without whitespace: the dataset's rule (shared/realworld/README.md),
 which is also `kbflow eval`'s text expectation, so its `score_case` scores every ranking here.
 
-kbflow's rankings are taken without two per-result signals that order nothing and were over 90 %
-of a k=100 search (5 retrievers x 1,142 questions would take hours on 2 cores); the first
-questions are then timed with them, as `kbflow search` runs, and their rankings compared.
+kbflow's rankings are taken with `SearchOptions(signal_depth=0)`: without the per-result
+confidence signals, which order nothing and cost most of a deep search; the first questions are
+then timed as `kbflow search` serves them (signals on the top 10), and their rankings compared.
+`--rules` also scores final search with each of its rules switched off.
 `--gold-files-only` ingests only the law files holding a gold article: the whole folder takes
 hours to embed on a busy 2-core machine.
 
@@ -362,7 +364,8 @@ def ms(values: Sequence[float]) -> str:
             f"{percentile(list(values), 0.95) * 1000:.0f} ms (n={len(values)})")
 
 
-def report(result: dict[str, Any]) -> str:
+def report(result: dict[str, Any], before: dict[str, Any] | None = None) -> str:
+    """The section for bench/RESULTS.md; `before`, an earlier run's result, adds its rows."""
     ing, lat, corpus = result["ingest"], result["latency"], result["corpus"]
     timed = lat[f"k{DEPTH}"]["seconds"]
     scope = (f"the {corpus['files']} files of `{corpus['laws']}` that hold a gold article "
@@ -388,6 +391,9 @@ def report(result: dict[str, Any]) -> str:
         "published method Recall@100 = 0.907, on its own (non-public) corpus of 55,348 "
         "articles.", "",
         *table(result["metrics"]), "",
+        *([f"Before (run `{before['label']}`, {before['finished']} UTC, same questions and "
+           "corpus):", "", *table({s: m for s, m in before["metrics"].items() if s in ROWS}), ""]
+          if before else []),
         "- kbflow rows: one warm `Searcher` (as `kbflow serve` keeps it) at k=100; the paths "
         "alone and plain RRF are the retrievers `kbflow eval` compares (`mode=` of the "
         "Searcher). Baselines: over the same articles split from the law files (a line "
@@ -452,10 +458,15 @@ def main() -> None:
     parser.add_argument("--report-only", action="store_true",
                         help="only rewrite --out from bench/realworld_results/<label>.json")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--before", metavar="LABEL",
+                        help="also show kbflow's rows of this earlier run")
     args = parser.parse_args()
     saved = HERE / "realworld_results" / f"{args.label}.json"
+    before = (json.loads((saved.parent / f"{args.before}.json").read_text(encoding="utf-8"))
+              if args.before else None)
     if args.report_only:
-        write_section(args.out, SECTION, report(json.loads(saved.read_text(encoding="utf-8"))))
+        write_section(args.out, SECTION,
+                      report(json.loads(saved.read_text(encoding="utf-8")), before))
         return
     data = (args.data_dir or Path.home() / ".cache" / "kbflow" / "realworld"
             / ("gold-data" if args.gold_files_only else "data")).resolve()
@@ -498,7 +509,7 @@ def main() -> None:
     }
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    text = report(result)
+    text = report(result, before)
     if args.limit is None:
         write_section(args.out, SECTION, text)
     print(text)
