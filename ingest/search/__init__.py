@@ -10,6 +10,11 @@ hits down. `mode` runs one path alone, or plain RRF, so evaluation can judge eac
 The graph (search/graph_channel.py) is a third ranked list in `final`: relation and multi-hop
 questions ("哪些制度引用了《审批权限表》") routed to it return the clauses whose relations answer
 them, each with the path that led there (`graph_rank`, `graph_path`), weighted by the route.
+
+Both paths filter by the reader's tenant and its ancestors (scopes). Each answer ends with a
+verdict (search/verdict.py): sufficient, conflict (both sides shown, ordered by the declared
+precedence) or no_answer (search/confidence.py). `SearchOptions` switches final search's rules
+off one at a time, so bench/rules.py and bench/realworld.py can judge each.
 """
 
 from __future__ import annotations
