@@ -29,7 +29,7 @@ from tests_support import POSTGRES_URL, REPO, SAMPLE_DOCS
 
 from flows.backfill import backfill_flow
 from ingest.config import Settings
-from ingest.evaluate import hybrid_search_fn, load_cases
+from ingest.evaluate import hits_of, hybrid_search_fn, load_cases
 from ingest.lifecycle import open_generation
 from ingest.manifest import ManifestStore
 from ingest.models import State
@@ -128,7 +128,8 @@ def report_generation(settings: Settings) -> str:
 def _top5(settings: Settings) -> dict[str, list[str]]:
     cases = load_cases(REPO / "eval" / "sample_cases.jsonl")[:: 6][:QUESTIONS]
     with hybrid_search_fn(settings) as search:
-        return {c.id: [h.chunk_id for h in search(c.question, c.as_of, c.tenant, c.groups, 5)]
+        return {c.id: [h.chunk_id for h in
+                       hits_of(search(c.question, c.as_of, c.tenant, c.groups, 5))]
                 for c in cases}
 
 

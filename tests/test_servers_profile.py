@@ -13,7 +13,7 @@ from tests_support import REPO, SAMPLE_DOCS
 
 from flows.ingest import ingest_flow
 from ingest.config import Settings
-from ingest.evaluate import evaluate, hybrid_search_fn, load_cases
+from ingest.evaluate import evaluate, hits_of, hybrid_search_fn, load_cases
 from ingest.lifecycle import open_generation
 from ingest.manifest import ManifestStore
 
@@ -78,10 +78,12 @@ def test_search_ranks_like_the_embedded_profile(servers, ingested,
     monkeypatch.setenv("KBFLOW_ES_ANALYZER", "jieba")
     settings = Settings(data_dir=settings.data_dir)
     with hybrid_search_fn(settings) as search:
-        remote = {c.id: search(c.question, c.as_of, c.tenant, c.groups, 3) for c in cases}
+        remote = {c.id: hits_of(search(c.question, c.as_of, c.tenant, c.groups, 3))
+                  for c in cases}
         remote_report = evaluate(cases, search, 3)
     with hybrid_search_fn(embedded) as search:
-        local = {c.id: search(c.question, c.as_of, c.tenant, c.groups, 3) for c in cases}
+        local = {c.id: hits_of(search(c.question, c.as_of, c.tenant, c.groups, 3))
+                 for c in cases}
         local_report = evaluate(cases, search, 3)
     same_top3 = [cid for cid in local if [h.chunk_id for h in remote[cid]] ==
                  [h.chunk_id for h in local[cid]]]
