@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import zipfile
 from pathlib import Path
 
 import docx
 import openpyxl
 import pymupdf
+from make_format_docs import fixed_zip  # byte-stable OOXML (run from scripts/)
 
 EVAL = Path(__file__).resolve().parent.parent / "eval"
 OUT = EVAL / "evidence_docs"
 FIXED = dt.datetime(2026, 1, 12, 9, 0, 0)
-ZIP_DATE = (2026, 1, 12, 9, 0, 0)
 CJK_FONT = "china-s"
 
 GROUP_POLICY = ("恒川集团差旅费用管理办法", "2026年1月1日起施行", [
@@ -100,7 +99,7 @@ def word(path: Path, title: str, dated: str, sections: list[tuple[str, list[str]
             document.add_paragraph(text)
     buffer = io.BytesIO()
     document.save(buffer)
-    path.write_bytes(_fixed_zip(buffer.getvalue()))
+    path.write_bytes(fixed_zip(buffer.getvalue()))
 
 
 def pdf(path: Path, title: str, dated: str, lines: list[str]) -> None:
@@ -141,18 +140,7 @@ def sheet(path: Path) -> None:
     book.properties.created = book.properties.modified = FIXED
     buffer = io.BytesIO()
     book.save(buffer)
-    path.write_bytes(_fixed_zip(buffer.getvalue()))
-
-
-def _fixed_zip(data: bytes) -> bytes:
-    """The same bytes on every run: fixed member timestamps."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as source, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            target.writestr(zipfile.ZipInfo(item.filename, ZIP_DATE), source.read(item.filename),
-                            zipfile.ZIP_DEFLATED)
-    return out.getvalue()
+    path.write_bytes(fixed_zip(buffer.getvalue()))
 
 
 def main() -> None:
