@@ -132,6 +132,7 @@ def test_7_searches_abandoned_before_their_turn_are_not_computed(indexed: Settin
         with ThreadPoolExecutor(max_workers=30) as pool:
             replies = list(pool.map(lambda _: timed_search(url, timeout=0.5), range(30)))
         service = app.state.search
+        computed_while_clients_waited = service.computed  # every client has answered or left
         time.sleep(0.5)  # a waiting search notices within 0.1 s that its client left
         assert service.pending <= 1, vars(service)  # at most the one being computed
         deadline = time.monotonic() + 120
@@ -141,7 +142,12 @@ def test_7_searches_abandoned_before_their_turn_are_not_computed(indexed: Settin
         assert timed_search(url)[1] == 200
     gave_up = sum(status == 0 for _, status, _ in replies)
     assert gave_up >= 10, replies
-    assert service.abandoned >= gave_up - 3, (service.computed, service.abandoned, gave_up)
+    # once every client has gone, only the search already running (and at most one that took
+    # its turn as its client hung up) is still computed; the rest are skipped. How many were
+    # computed while clients still waited depends on the machine's speed, so it is not bounded.
+    computed_after = service.computed - 1 - computed_while_clients_waited  # -1: the last probe
+    assert computed_after <= 2, (computed_while_clients_waited, vars(service), gave_up)
+    assert service.abandoned >= 1, vars(service)
 
 
 # ---- 8. idle half-open connections are never closed -----------------------------------------
