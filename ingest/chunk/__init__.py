@@ -78,7 +78,7 @@ def chunk_params(settings: Settings) -> ChunkParams:
         token_cap=settings.chunk_token_cap, min_tokens=settings.chunk_min_tokens,
         overlap_sentences=settings.chunk_overlap_sentences, tokenizer=settings.embedding_model,
         prefixes=settings.chunk_prefixes, whole_clauses=settings.chunk_whole_clauses,
-        context_model=settings.llm_model if settings.llm_base_url else "",
+        context_model=settings.llm_model_name if settings.llm_situates else "",
     )
 
 

@@ -5,12 +5,14 @@
   through those (near 0 means every document is an island: names are not canonical);
 - dangling references: a cited 《…》 that matches no ingested title (a missing document, or a title
   spelled differently from the one cited).
+With the LLM extractor, `llm` adds what happened to its requests and replies: chunks asked and
+cached, failed requests, unusable replies, triples kept, and triples dropped by reason.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -27,9 +29,11 @@ class GraphQuality(BaseModel):
     multi_document_share: float = 0.0
     dangling_count: int = 0  # distinct cited titles that match no ingested title
     dangling_references: dict[str, int] = Field(default_factory=dict)  # title → citing relations
+    llm: dict[str, int] = Field(default_factory=dict)  # the LLM extractor's tally, by event
 
 
-def graph_quality(triples: Iterable[Triple], titles: Iterable[str | None]) -> GraphQuality:
+def graph_quality(triples: Iterable[Triple], titles: Iterable[str | None],
+                  llm: Mapping[str, int] | None = None) -> GraphQuality:
     """Quality of `triples` (a run's written relations) against every ingested title."""
     triples = list(triples)
     known = {canonical(t) for t in titles if t}
@@ -45,7 +49,7 @@ def graph_quality(triples: Iterable[Triple], titles: Iterable[str | None]) -> Gr
         triples_per_extractor=dict(sorted(Counter(t.extractor for t in triples).items())),
         entities=len(documents), multi_document_entities=shared,
         multi_document_share=round(shared / len(documents), 4) if documents else 0.0,
-        dangling_count=len(dangling),
+        dangling_count=len(dangling), llm=dict(sorted((llm or {}).items())),
         dangling_references=dict(sorted(dangling.items(), key=lambda i: (-i[1], i[0]))
                                  [:MAX_LISTED]),
     )

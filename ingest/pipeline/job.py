@@ -8,6 +8,7 @@ its diff."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -70,6 +71,7 @@ class Planned:
     job: VersionJob
     diff: ChunkDiff
     triples: list[Triple] = field(default_factory=list)
+    llm_graph: Counter[str] = field(default_factory=Counter)  # the LLM extractor's tally
     # Set once the manifest has begun the version: the chunk ids the stores hold of it, when
     # the manifest knows them (ManifestStore.begin); None: the writers ask the stores.
     stored: frozenset[str] | None = None

@@ -57,8 +57,8 @@ def plan(ctx: RunContext, job: VersionJob) -> Planned | None:
         return None
     try:
         with ctx.clock.stage("graph"):
-            triples = extract(diff.writes, job.meta.title, ctx.settings)
+            extraction = extract(diff.writes, job.meta.title, ctx.settings)
     except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
         ctx.fail(Failure.raised("graph", exc, job.meta.source_path, job.key))
         return None
-    return Planned(job=job, diff=diff, triples=triples)
+    return Planned(job=job, diff=diff, triples=extraction.triples, llm_graph=extraction.llm)

@@ -226,7 +226,7 @@ def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
             continue
         try:
             with ctx.clock.stage("chunk"):
-                if settings.llm_base_url:
+                if settings.llm_situates:
                     chunks = ctx.steps.situate(chunks, settings, tokens)
                 for c in chunks:
                     if c.kind != ChunkKind.PARENT:

@@ -12,6 +12,7 @@ run goes on; what was published before keeps serving, and the next run retries i
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +168,8 @@ def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
         skipped_unchanged=selection.skipped, written=len(outcome.written),
         chunks=_chunk_counts(outcome.written), embedded=outcome.embedded,
         over_budget_chunks=outcome.over_budget, triples=len(triples),
-        graph=graph_quality(triples, ctx.manifest.titles()),
+        graph=graph_quality(triples, ctx.manifest.titles(),
+                            sum((p.llm_graph for p in outcome.planned), Counter())),
         tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
         failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures,
                                                          ctx.settings.min_coverage),
