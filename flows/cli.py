@@ -688,10 +688,11 @@ def _fetch_model(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _fetch_llm(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.llm.local import fetch_llm
+    from ingest.llm.local import fetch, model_of
 
     try:
-        for path in fetch_llm(args.models or [settings.llm_local_model]):
+        for name in args.models or [settings.llm_local_model]:
+            path = fetch(model_of(name))
             console.print(f"{path.parent.name}: {path}")
     except (RuntimeError, OSError, ValueError) as exc:
         console.print(f"[red]{exc}")

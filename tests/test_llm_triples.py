@@ -117,7 +117,7 @@ def test_invalid_replies_are_dropped_with_a_reason(tmp_path, caplog) -> None:
             item("财务部", "付款", predicate="喜欢"),  # a predicate outside the relation set
         ]},
     }
-    with FakeLLM(reply=replies(table)) as fake, caplog.at_level(logging.WARNING):
+    with FakeLLM(reply=replies(table)) as fake, caplog.at_level(logging.INFO):
         settings = settings_for(tmp_path, fake)
         triples = extract_triples_llm([garbled, wrong_shape, mixed], TITLE, settings)
         assert [(t.subject, t.object, t.source_chunk_id) for t in triples] == [

@@ -39,15 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ingest.cache import lookup
 from ingest.config import Settings
 from ingest.graph import extract_triples
-from ingest.graph.llm_reply import (
-    Own,
-    fitted,
-    grounded,
-    known_names,
-    normalized_item,
-    payload_of,
-    squeezed,
-)
+from ingest.graph.llm_reply import fitted, normalized_item, payload_of, rejection
 from ingest.graph.normalize import canonical, canonical_predicate
 from ingest.llm import LLMClient, Message
 from ingest.models import Chunk, ChunkKind, Triple
@@ -184,8 +176,9 @@ def cache_key(model: str, chunk: Chunk, title: str) -> str:
 
 def parse_reply(reply: str, chunk: Chunk, title: str, tally: Counter[str] | None = None
                 ) -> list[ExtractedTriple] | None:
-    """The kept triples of a reply; None when the reply as a whole is unusable. Every item or
-    reply dropped is logged with its reason and counted in `tally`."""
+    """The kept triples of a reply; None when the reply as a whole is unusable (a warning).
+    Every triple dropped is logged (info: a small model drops several per chunk) with its
+    reason and counted in `tally`, which the run summary shows."""
     tally = Counter() if tally is None else tally
     where = chunk.chunk_id
     payload = payload_of(reply)
@@ -197,14 +190,10 @@ def parse_reply(reply: str, chunk: Chunk, title: str, tally: Counter[str] | None
         return None
     if isinstance(payload, dict) and payload.get("truncated"):
         tally["replies truncated"] += 1
-    known = known_names(chunk, title)
-    own = Own(squeezed(title), squeezed(chunk.clause_no or ""),
-               frozenset(squeezed(h) for h in chunk.title_path))
     valid = []
     for number, raw in enumerate(items[:MAX_TRIPLES]):
         drops: Counter[str] = Counter()
         item = normalized_item(raw)
-        reason = ""
         try:
             triple = ExtractedTriple.model_validate(item)
         except ValidationError as exc:
@@ -214,31 +203,14 @@ def parse_reply(reply: str, chunk: Chunk, title: str, tally: Counter[str] | None
         else:
             kept = fitted(triple.model_dump() | {"subject": item["subject"],
                                                  "object": item["object"]}, drops)
-            if kept is None:
-                reason = next(iter(drops))
-            elif not (grounded(kept["subject"], chunk.text, known, title)
-                      and grounded(kept["object"], chunk.text, known, title)):
-                reason = "names something the chunk does not state"
+            reason = next(iter(drops)) if kept is None else rejection(kept, chunk, title)
+            if kept is not None and reason:
                 drops[reason] += 1
-            elif squeezed(kept["subject"]) == squeezed(kept["object"]):
-                reason = "subject is the object"
-                drops[reason] += 1
-            elif kept["predicate"] in ("引用", "引用条款") and own.cited(kept["object"],
-                                                                    kept["predicate"]):
-                reason = "cites its own document, section or clause"
-                drops[reason] += 1
-            elif kept["predicate"] in ("引用", "引用条款") and not own.cites(kept, chunk.text):
-                reason = "a citation this chunk does not make"
-                drops[reason] += 1
-            elif own.is_document(kept["subject"] if kept["subject_type"] == "Matter"
-                                 else kept["object"] if kept["object_type"] == "Matter" else ""):
-                reason = "the document itself as a matter"
-                drops[reason] += 1
-            else:
+            elif kept is not None:
                 valid.append(ExtractedTriple.model_validate(kept))
         if reason:
             tally.update({f"dropped: {r}": n for r, n in drops.items()})
-            log.warning("%s: triple %d dropped (%s): %.200s", where, number, reason, raw)
+            log.info("%s: triple %d dropped (%s): %.200s", where, number, reason, raw)
     if len(items) > MAX_TRIPLES:
         tally["dropped: over the limit"] += len(items) - MAX_TRIPLES
         log.warning("%s: %d triples beyond the first %d dropped", where, len(items) - MAX_TRIPLES,
@@ -267,22 +239,25 @@ def extract_with(chunks: Sequence[Chunk], title: str, llm: LLMClient, cache: Tri
     tally["chunks asked"] += len(todo)
     tally["chunks cached"] += len(children) - len(todo)
 
-    def ask(item: tuple[str, Chunk]) -> tuple[str, list[ExtractedTriple] | None]:
+    def ask(item: tuple[str, Chunk]) -> tuple[str, list[ExtractedTriple] | None, Counter[str]]:
         key, chunk = item
+        counts: Counter[str] = Counter()  # the chunk's own: threads never share a counter
         try:
             reply = llm.chat(messages(chunk, title), json_schema=REPLY_SCHEMA,
                              schema_name="triples")
-            return key, parse_reply(reply, chunk, title, tally)
+            return key, parse_reply(reply, chunk, title, counts), counts
         except Exception as exc:  # noqa: BLE001 - whatever the reply did: the chunk's warning
-            tally["requests failed"] += 1
             log.warning("%s: no LLM triples this run: %s: %s", chunk.chunk_id,
                         type(exc).__name__, exc)
-            return key, None
+            return key, None, counts + Counter({"requests failed": 1})
 
     if todo:
+        fresh = {}
         with ThreadPoolExecutor(max_workers=llm.concurrency) as pool:
-            fresh = {key: items for key, items in pool.map(ask, todo.items())
-                     if items is not None}
+            for key, items, counts in pool.map(ask, todo.items()):
+                tally.update(counts)
+                if items is not None:
+                    fresh[key] = items
         cache.put(fresh)
         replies.update(fresh)
 

@@ -10,7 +10,9 @@ triple of a truncated array; and every triple is then kept only when
   the types the relation takes (a relation written backwards is turned round), an Amount
   holding a number, a cited Clause holding a clause number;
 - its subject and its object are grounded: each occurs in the chunk text, or is the document's
-  title, the chunk's section or clause (so a reply cannot bring in names the chunk lacks).
+  title, the chunk's section or clause (so a reply cannot bring in names the chunk lacks);
+- it is no self-reference: a citation is made by this chunk or its document, of something else
+  (a cited Chinese document is written in 《》 there), and the document is not its own "matter".
 Every triple dropped is counted by reason, and logged.
 """
 
@@ -225,3 +227,29 @@ def known_names(chunk: Chunk, title: str) -> set[str]:
     clause = chunk.clause_no or ""
     names = {title, f"{title}{clause}", clause, *chunk.title_path}
     return {squeezed(n) for n in names if n}
+
+
+CITING = ("引用", "引用条款")
+
+
+def rejection(kept: dict[str, Any], chunk: Chunk, title: str) -> str:
+    """Why a fitted triple may not be kept ("" when it may): every name grounded in the chunk,
+    no self-reference, a citation this chunk makes, the document not taken for a matter."""
+    subject, obj, predicate = kept["subject"], kept["object"], kept["predicate"]
+    known = known_names(chunk, title)
+    own = Own(squeezed(title), squeezed(chunk.clause_no or ""),
+              frozenset(squeezed(h) for h in chunk.title_path))
+    if not (grounded(subject, chunk.text, known, title)
+            and grounded(obj, chunk.text, known, title)):
+        return "names something the chunk does not state"
+    if squeezed(subject) == squeezed(obj):
+        return "subject is the object"
+    if predicate in CITING and own.cited(obj, predicate):
+        return "cites its own document, section or clause"
+    if predicate in CITING and not own.cites(kept, chunk.text):
+        return "a citation this chunk does not make"
+    matter = (subject if kept["subject_type"] == "Matter"
+              else obj if kept["object_type"] == "Matter" else "")
+    if own.is_document(matter):
+        return "the document itself as a matter"
+    return ""

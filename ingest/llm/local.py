@@ -66,7 +66,8 @@ GGUF_MODELS = {
 
 def model_of(name: str) -> GgufModel:
     if name not in GGUF_MODELS:
-        raise ValueError(f"KBFLOW_LLM_LOCAL_MODEL={name!r} is not one of {sorted(GGUF_MODELS)}")
+        raise ValueError(f"{name!r} is not a packaged local LLM (KBFLOW_LLM_LOCAL_MODEL): "
+                         f"one of {sorted(GGUF_MODELS)}")
     return GGUF_MODELS[name]
 
 
@@ -191,12 +192,6 @@ def _load(path: Path, context: int, threads: int) -> Any:
     params.verbosity = -1
     params.warmup = False
     return xllamacpp.Server(params)
-
-
-def fetch_llm(names: list[str]) -> list[Path]:
-    """The installed paths of the named models (the default one when none is named)."""
-    chosen = names or [next(iter(GGUF_MODELS))]
-    return [fetch(model_of(name)) for name in chosen]
 
 
 def installed(settings: Settings) -> bool:
