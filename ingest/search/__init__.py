@@ -274,17 +274,9 @@ def hybrid_search(
 
 
 def _best_sentences(embedder: Embedder, query: np.ndarray, texts: list[str]) -> list[float]:
-    """Per text, the best cosine between the query and one of its sentences (one batch)."""
-    split = [sentences(text) for text in texts]
-    flat = [sentence for parts in split for sentence in parts]
-    if not flat:
-        return []
-    scores = embedder.encoder.encode(flat) @ query
-    best, start = [], 0
-    for parts in split:
-        best.append(round(float(scores[start:start + len(parts)].max()), 4))
-        start += len(parts)
-    return best
+    """Per text, the best cosine between the query and one of its sentences."""
+    return [round(float((embedder.sentence_vectors(tuple(sentences(text))) @ query).max()), 4)
+            for text in texts]
 
 
 def _shared_ranks(hits: list[GraphHit]) -> list[tuple[int, GraphHit]]:
