@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -110,10 +111,25 @@ def timed_search(url: str, timeout: float = 120) -> tuple[float, int, str | None
     return time.perf_counter() - started, reply.status_code, reply.headers.get("retry-after")
 
 
+def slowed(app: FastAPI, seconds: float) -> None:
+    """Each of the app's searches takes `seconds` longer (the real search still runs): the
+    queue meets searches as slow as on a large corpus or a loaded machine, whatever this
+    machine's speed. A warm search of this small index takes ~20 ms, too fast for a queue."""
+    service = app.state.search
+    search = service._search
+
+    def slow(*args: Any) -> str:
+        time.sleep(seconds)
+        return search(*args)
+
+    service._search = slow
+
+
 def test_7_searches_beyond_the_queue_are_refused_at_once(indexed: Settings) -> None:
     """30 searches at once against a queue of 2: the rest get 503 with Retry-After straight
     away instead of queueing behind everyone (before, all 30 waited their turn)."""
-    with api_server(indexed.model_copy(update={"search_max_pending": 2})) as (url, _):
+    with api_server(indexed.model_copy(update={"search_max_pending": 2})) as (url, app):
+        slowed(app, 0.1)
         with ThreadPoolExecutor(max_workers=30) as pool:
             replies = list(pool.map(lambda _: timed_search(url), range(30)))
         assert timed_search(url)[1] == 200  # served again once the burst is over
@@ -125,10 +141,14 @@ def test_7_searches_beyond_the_queue_are_refused_at_once(indexed: Settings) -> N
     assert max(seconds for seconds, _ in refused) < 5
 
 
-def test_7_searches_abandoned_before_their_turn_are_not_computed(indexed: Settings) -> None:
+def test_7_searches_abandoned_before_their_turn_are_not_computed(
+        indexed: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """30 clients that give up after 0.5 s: the searches still waiting when their client left
-    are skipped (before, every one was computed and stalled whoever came next)."""
-    with api_server(indexed) as (url, app):
+    are skipped (before, every one was computed and stalled whoever came next). All 30 are
+    queued (no refusal by expected wait), each search 0.1 s or more: at most 5 finish in time."""
+    monkeypatch.setattr("flows.api.MAX_QUEUE_SECONDS", 60.0)
+    with api_server(indexed.model_copy(update={"search_max_pending": 30})) as (url, app):
+        slowed(app, 0.1)
         with ThreadPoolExecutor(max_workers=30) as pool:
             replies = list(pool.map(lambda _: timed_search(url, timeout=0.5), range(30)))
         service = app.state.search
