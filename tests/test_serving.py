@@ -356,3 +356,30 @@ def test_a_search_reads_the_graph_without_locking_writers_out(tmp_path: Path) ->
         holder.wait()
     assert graph.chunk_ids("doc@1") == set()
     graph.close()
+
+
+def test_the_reads_of_one_search_share_one_open_of_the_graph(tmp_path: Path) -> None:
+    """Inside `reading()` every read uses one open of the file (each open and close costs ~40
+    ms); after the block the file is closed, free for a writer."""
+    from ingest.stores import SharedGraph, open_graph
+
+    settings = Settings(data_dir=tmp_path / "data")
+    opens = []
+
+    def opener():  # type: ignore[no-untyped-def]
+        opens.append(1)
+        return open_graph(settings, "g1")
+
+    graph = SharedGraph(opener, wait=1.0)
+    with graph.reading():
+        assert graph.count() == 0 and graph.entities(["default"]) == []
+        assert graph.chunk_ids("doc@1") == set()
+    assert len(opens) == 1
+    writer = subprocess.run(  # another process can open the file: the block let it go
+        [sys.executable, "-c", "from ingest.config import Settings\n"
+         "from ingest.stores import open_graph\n"
+         f"open_graph(Settings(data_dir={str(settings.data_dir)!r}), 'g1').close()\n"
+         "print('open')"], capture_output=True, text=True, timeout=300)
+    assert writer.stdout.strip() == "open", writer.stderr[-1000:]
+    assert graph.count() == 0 and len(opens) == 2  # a read alone opens and closes again
+    graph.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import date
 from typing import NamedTuple
@@ -126,6 +127,11 @@ class GraphChannel:
         text = unicodedata.normalize("NFKC", query)
         if not any(pattern.search(text) for pattern, _ in _INTENTS):
             return None, []
+        with _one_open(self._graph):
+            return self._search(query, flt, k, seeds)
+
+    def _search(self, query: str, flt: SearchFilter, k: int,
+                seeds: Seeds | None) -> tuple[Route | None, list[GraphHit]]:
         links = self.entity_index(flt.tenants).link(query)
         intent = route(query, links, seeded=seeds is not None)
         if intent is None:
@@ -175,6 +181,13 @@ class GraphChannel:
                 seed = Link(path.nodes[0].name, "Clause", "", SEED_SCORE / seat)
                 scored.append((path, score_path(path, seed, intent)))
         return scored
+
+
+def _one_open(graph: GraphStore) -> AbstractContextManager[object]:
+    """The search's reads share one open of an embedded graph file (SharedGraph.reading); a
+    server's store is open anyway."""
+    reading = getattr(graph, "reading", None)
+    return reading() if reading is not None else nullcontext()
 
 
 def seed_clauses(manifest: ManifestStore, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,12 +57,34 @@ class SharedGraph:
     warm `kbflow serve`) would lock every ingest out of it. Reads open the file, read and close
     it; the first write opens it for good (until `close`). A search's read that finds the file
     held by a writer answers as if the graph had nothing (search goes on from BM25 and vectors)
-    and logs it; other reads and writes wait up to `wait` seconds for the file."""
+    and logs it; other reads and writes wait up to `wait` seconds for the file. The reads of one
+    search can share one open (`reading`): opening and closing the file costs ~40 ms."""
 
     def __init__(self, opener: Callable[[], GraphStore], wait: float = 60.0) -> None:
         self._opener = opener
         self._wait = wait
         self._store: GraphStore | None = None
+        self._reading: GraphStore | None = None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Reads inside the block use one open of the file, closed at its end; if a writer
+        holds the file, each read answers as it would alone."""
+        if self._store is not None or self._reading is not None:
+            yield
+            return
+        try:
+            self._reading = self._open(0.0)
+        except RuntimeError as exc:
+            if "lock" not in str(exc).lower():
+                raise
+            yield
+            return
+        try:
+            yield
+        finally:
+            store, self._reading = self._reading, None
+            store.close()
 
     def _open(self, patience: float) -> GraphStore:
         deadline = time.monotonic() + patience
@@ -81,6 +104,8 @@ class SharedGraph:
             return getattr(self._store, name)
 
         def read(*args: Any, **kwargs: Any) -> Any:
+            if self._reading is not None:
+                return getattr(self._reading, name)(*args, **kwargs)
             try:
                 store = self._open(0.0 if name in _UNAVAILABLE else self._wait)
             except RuntimeError as exc:
