@@ -12,7 +12,9 @@ its signed `updated` event is posted, and the API is polled (every 50 ms) until 
 the word; the time from the 202 to that result is the freshness. Then the document is deleted
 (`deleted` event, until no result of it holds its word) and added back (`created`, until one
 does). Last, the same edit through a folder re-scan (`kbflow ingest FOLDER`), timed from the
-command's start, and its wall time against the cold ingest's.
+command's start, and its wall time against the cold ingest's; with the worker runner, also
+through an `updated` event naming the folder (the warm worker re-scans it), its run's wall time
+against the cold ingest's.
 
 Where the time goes, per event: accepted → sent (the outbox's debounce and the dispatcher's
 poll), sent → run started (Prefect scheduling, for a deployment also the worker's poll and the
@@ -207,6 +209,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                        capture_output=True)
         result["rescan_wall_s"] = time.time() - began
         result["rescan_visible_s"] = client.wait(word, True) - began
+        if args.runner == "worker":  # the same re-scan as a folder event, in the warm worker
+            word = f"rescan{uuid.uuid4().hex[:6]}"
+            edit(target, word)
+            accepted = client.post("updated", folder)
+            visible = client.wait(word, True)
+            result["folder_event_visible_s"] = visible - accepted
+            result["folder_event_parts"] = breakdown(work, env, accepted, visible)
         result["freshness_s"] = fresh
         result["parts"] = {key: statistics.median(p.get(key, 0.0) for p in parts)
                            for key in dict.fromkeys(k for p in parts for k in p)}
@@ -238,9 +247,23 @@ def report(r: dict[str, Any]) -> str:
         f"{percentile(fresh, 0.95):.2f} s, max {max(fresh):.2f} s | p50 ≤ 2 s, p95 ≤ 5 s |",
         f"| delete event → gone / re-add → back | {r['delete_s']:.2f} s / {r['readd_s']:.2f} s "
         "| — |",
-        f"| folder re-scan after one edit | {r['rescan_wall_s']:.1f} s = {share:.1%} of the cold "
-        f"ingest; visible after {r['rescan_visible_s']:.1f} s | ≤ 5 % |", "",
+        f"| folder re-scan after one edit, `kbflow ingest FOLDER` (a new process) | "
+        f"{r['rescan_wall_s']:.1f} s = {share:.1%} of the cold ingest; visible after "
+        f"{r['rescan_visible_s']:.1f} s | ≤ 5 % |", *folder_event_rows(r), "",
         f"- Median seconds per edit event: {parts}.", ""])
+
+
+def folder_event_rows(r: dict[str, Any]) -> list[str]:
+    """The warm worker's re-scan: its run's wall time against the cold ingest, and where an
+    event naming the folder spent its time."""
+    if "folder_event_parts" not in r:
+        return []
+    parts = r["folder_event_parts"]
+    where = ", ".join(f"{k} {v:.2f}" for k, v in parts.items())
+    return [f"| folder re-scan after one edit, an `updated` event naming the folder (the warm "
+            f"worker) | run {parts['run']:.2f} s = {parts['run'] / r['cold_ingest_s']:.1%} of the "
+            f"cold ingest; accepted → visible {r['folder_event_visible_s']:.2f} s ({where}) "
+            "| ≤ 5 % |"]
 
 
 def main() -> None:

@@ -143,19 +143,29 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     if settings.document_roots:  # configured: the folder must be one of them or inside one
         resolve_under(root, settings.document_roots)
     with ManifestStore(settings.manifest) as manifest:
-        kept = manifest.documents(source_root=str(root)) if root.is_dir() else []
-        gone = [r.source_path for r in kept if r.state != State.TOMBSTONED
-                and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
-        found, links = walk(root)
-        files = [(path, root if root.is_dir() else path.parent) for path in found]
-        refused = [Failure.refused("source", reason, link) for link, reason in links]
+        files, gone, refused = folder_scan(manifest, root)
         return ingest_files(run_context(settings, manifest, refused), source, files, gone)
+
+
+def folder_scan(manifest: ManifestStore, root: Path
+                ) -> tuple[list[tuple[Path, Path]], list[str], list[Failure]]:
+    """What a re-scan of `root` touches: its files, each with the folder its doc id derives
+    from; the files ingested from it that are gone (to tombstone); what the walk refused."""
+    above = [root, *root.parents] if root.is_dir() else []  # where its files were ingested from
+    kept = [r for folder in above for r in manifest.documents(source_root=str(folder))
+            if Path(r.source_path).is_relative_to(root)]
+    gone = [r.source_path for r in kept if r.state != State.TOMBSTONED
+            and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
+    found, links = walk(root)
+    files = [(path, root if root.is_dir() else path.parent) for path in found]
+    return files, gone, [Failure.refused("source", reason, link) for link, reason in links]
 
 
 @flow(name="kbflow-incremental", flow_run_name="incremental {changed} -{deleted}")
 def incremental_flow(changed: list[str], deleted: list[str],
                      data_dir: str | None = None) -> IngestSummary:
-    """Ingest the changed files and tombstone the deleted ones (paths as the webhook sends them).
+    """Ingest the changed files and tombstone the deleted ones (paths as the webhook sends them);
+    a changed folder is re-scanned as `ingest_flow` does (its new, edited and removed files).
 
     Every path must resolve (symlinks and `..` included) under KBFLOW_DOCUMENT_ROOTS; one that
     does not is a failure with its reason, and the others go on. A changed file keeps the doc id
@@ -171,13 +181,20 @@ def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[
     tracks)."""
     with ManifestStore(settings.manifest) as manifest:
         changed_paths, refused = _within_roots(changed, settings)
+        candidates = {path: path.parent for path in changed_paths if not path.is_dir()}
+        gone: list[str] = []
+        for folder in (path for path in changed_paths if path.is_dir()):
+            found, gone_here, refused_here = folder_scan(manifest, folder)
+            candidates |= {path: root for path, root in found if path not in candidates}
+            gone += gone_here
+            refused += refused_here
         roots = {r.source_path: Path(r.source_root) for r in manifest.documents(
-            source_paths=[str(p) for p in changed_paths]) if r.source_root}
-        files = [(path, roots.get(str(path), path.parent)) for path in changed_paths]
+            source_paths=[str(p) for p in candidates]) if r.source_root}
+        files = [(path, roots.get(str(path), root)) for path, root in candidates.items()]
         deleted_paths, refused_deletes = _within_roots(deleted, settings)
         ctx = run_context(settings, manifest, refused + refused_deletes)
         ctx.warm, ctx.run_id, ctx.steps = warm, run_id or ctx.run_id, steps or ctx.steps
-        return ingest_files(ctx, "incremental", files, [str(p) for p in deleted_paths])
+        return ingest_files(ctx, "incremental", files, [str(p) for p in deleted_paths] + gone)
 
 
 @flow(name="kbflow-undelete", flow_run_name="undelete {doc_id}")

@@ -5,10 +5,13 @@
                    X-Kbflow-Signature: sha256=<hex HMAC-SHA256 of f"{timestamp}.{body}">
     GET  /health   liveness; signed the same way (over an empty body): counts, refused events
 
-A uri is a file:// URI or a path relative to a document root (KBFLOW_DOCUMENT_ROOTS); other
-schemes, control characters, bodies over KBFLOW_WEBHOOK_MAX_BODY_BYTES (413, refused before they
-are read) and JSON nested deeper than an event needs are refused at the door; every malformed
-body is a 422, never a 500.
+A uri is a file:// URI or a path relative to a document root (KBFLOW_DOCUMENT_ROOTS). One that
+names a folder (`updated`, for a sender that reports "something changed here", or a scheduled
+re-scan) has the run re-scan it as `kbflow ingest FOLDER` does: new and edited files in, removed
+ones tombstoned, unchanged ones skipped by their hash, in the warm worker without a new process.
+Other schemes, control characters, bodies over KBFLOW_WEBHOOK_MAX_BODY_BYTES (413, refused
+before they are read) and JSON nested deeper than an event needs are refused at the door; every
+malformed body is a 422, never a 500.
 
 An accepted event is written to an SQLite outbox under the data directory before the 202 reply,
 so an event the sender saw accepted is never lost. A background thread waits until events stop

@@ -153,6 +153,44 @@ def test_1_incremental_runs_refuse_paths_outside_the_roots(
     assert again.written == 0 and "KBFLOW_DOCUMENT_ROOTS" in again.failures[0].reason
 
 
+def test_1_a_folder_event_rescans_that_folder_and_nothing_outside_it(
+        prefect_api, site: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed folder is re-scanned (its new and edited files in, its removed ones out, also
+    where they were ingested from the root above it, under their first doc ids); a link out of
+    it is refused, and files beside it wait for their own event."""
+    from flows.ingest import incremental_flow, ingest_flow
+
+    roots_env(monkeypatch, site["docs"])
+    docs, settings = site["docs"], Settings(data_dir=site["data"])
+    hr = docs / "hr"
+    hr.mkdir()
+    (hr / "travel.md").write_text("# 差旅制度\n\n第一条 住宿标准每晚四百元。\n", encoding="utf-8")
+    (hr / "old.md").write_text("# 旧制度\n\n第一条 本制度已过时。\n", encoding="utf-8")
+    ingest_flow(str(docs), str(site["data"]))  # recorded under the root, not under hr/
+    with ManifestStore(settings.manifest) as manifest:
+        first_ids = {r.source_path: r.doc_id for r in manifest.documents()}
+    (hr / "old.md").unlink()
+    (hr / "travel.md").write_text("# 差旅制度\n\n第一条 住宿标准每晚五百元。\n", encoding="utf-8")
+    (hr / "new.md").write_text("# 新制度\n\n第一条 本制度自发布之日起施行。\n", encoding="utf-8")
+    (hr / "link.md").symlink_to(site["outside"] / "secret.md")
+    (docs / "leave.md").write_text(POLICY + "\n第四条 本条不在该文件夹内。\n", encoding="utf-8")
+
+    summary = incremental_flow([str(hr)], [], str(site["data"]))
+
+    with ManifestStore(settings.manifest) as manifest:
+        old = [r.version_key for r in manifest.documents(source_paths=[str(hr / "old.md")])]
+    assert summary.written == 2 and summary.tombstoned == old
+    assert published_paths(settings) == {str(docs / "leave.md"), str(hr / "travel.md"),
+                                         str(hr / "new.md")}
+    with ManifestStore(settings.manifest) as manifest:
+        travel = [r for r in manifest.documents() if r.source_path == str(hr / "travel.md")]
+        leave = [r for r in manifest.documents() if r.source_path == str(docs / "leave.md")]
+    assert {r.doc_id for r in travel} == {first_ids[str(hr / "travel.md")]}
+    assert len(leave) == 1  # its edit waits for its own event
+    refused = {Path(f.path).name: f.reason for f in summary.failures}
+    assert list(refused) == ["link.md"] and "outside" in refused["link.md"]
+
+
 # ---- 2. symlinks are followed out of the ingested folder ----------------------------------------
 
 def test_2_a_folder_walk_does_not_follow_links_out_of_the_root(
