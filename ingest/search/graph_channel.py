@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import date
 from typing import NamedTuple
@@ -127,7 +126,7 @@ class GraphChannel:
         text = unicodedata.normalize("NFKC", query)
         if not any(pattern.search(text) for pattern, _ in _INTENTS):
             return None, []
-        with _one_open(self._graph):
+        with self._graph.reading():  # one open of an embedded graph file for all reads
             return self._search(query, flt, k, seeds)
 
     def _search(self, query: str, flt: SearchFilter, k: int,
@@ -181,13 +180,6 @@ class GraphChannel:
                 seed = Link(path.nodes[0].name, "Clause", "", SEED_SCORE / seat)
                 scored.append((path, score_path(path, seed, intent)))
         return scored
-
-
-def _one_open(graph: GraphStore) -> AbstractContextManager[object]:
-    """The search's reads share one open of an embedded graph file (SharedGraph.reading); a
-    server's store is open anyway."""
-    reading = getattr(graph, "reading", None)
-    return reading() if reading is not None else nullcontext()
 
 
 def seed_clauses(manifest: ManifestStore, chunk_ids: Sequence[str]) -> list[tuple[str, str]]:

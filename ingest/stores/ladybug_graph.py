@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
 
@@ -257,6 +258,10 @@ class LadybugGraphStore:
             "MATCH (c:Chunk) WHERE c.version_key = $key RETURN c.chunk_id", {"key": version_key}
         )
         return {row[0] for row in result}
+
+    def reading(self) -> AbstractContextManager[object]:
+        """Always connected: nothing to share."""
+        return nullcontext()
 
     def count(self) -> int:
         return int(self._rows("MATCH ()-[e:RELATES]->() RETURN count(e)")[0][0])

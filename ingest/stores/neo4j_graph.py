@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, ManagedTransaction, Record
@@ -250,6 +251,10 @@ class Neo4jGraphStore:
             key=version_key, g=self.generation, database_=self._database, routing_="r",
         )
         return {record["id"] for record in records}
+
+    def reading(self) -> AbstractContextManager[object]:
+        """Always connected: nothing to share."""
+        return nullcontext()
 
     def count(self) -> int:
         records, _, _ = self._driver.execute_query(

@@ -16,6 +16,7 @@ version begun between the two reads has none yet and is left out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from ingest.embed import Embedding
@@ -117,6 +118,11 @@ class GraphStore(Protocol):
     def chunk_ids(self, version_key: str) -> set[str]: ...
 
     def count(self) -> int: ...
+
+    def reading(self) -> AbstractContextManager[object]:
+        """A block whose reads share one connection: an embedded file is otherwise opened and
+        closed per read (SharedGraph); a store that stays connected returns a no-op."""
+        ...
 
     def activate(self) -> None: ...
 
