@@ -18,15 +18,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
 from ingest.config import Settings
 
 Message = dict[str, str]
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 MAX_REPLY_BYTES = 1 << 20  # a chat reply is a few kB: anything over 1 MiB is refused unread
@@ -111,10 +112,7 @@ class LLMClient:
 
     def chat_many(self, conversations: Sequence[Sequence[Message]], **options: Any) -> list[str]:
         """Replies in input order, at most `concurrency` requests in flight."""
-        if not conversations:
-            return []
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda messages: self.chat(messages, **options), conversations))
+        return self._in_parallel(lambda messages: self.chat(messages, **options), conversations)
 
     def chat_each(self, conversations: Sequence[Sequence[Message]], **options: Any
                   ) -> list[str | None]:
@@ -128,10 +126,14 @@ class LLMClient:
                 log.warning("LLM request failed, skipped: %s", exc)
                 return None
 
+        return self._in_parallel(one, conversations)
+
+    def _in_parallel(self, ask: Callable[[Sequence[Message]], T],
+                     conversations: Sequence[Sequence[Message]]) -> list[T]:
         if not conversations:
             return []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(one, conversations))
+            return list(pool.map(ask, conversations))
 
 
 class HttpEndpoint:
