@@ -76,3 +76,22 @@ def test_common_words_widen_until_k_rows_are_visible(tmp_path: Path) -> None:
     assert sorted(h.chunk_id for h in hits) == [f"mine-1-{n}" for n in range(5)]
     store.close()
 
+
+
+def test_a_readers_term_counts_stop_at_the_cap_and_never_count_hidden_words(
+        tmp_path: Path) -> None:
+    """Exact below the cap; past it, the corpus's count, without reading every visible row;
+    a word only another tenant uses stays 0."""
+    store = SqliteLexicalStore(tmp_path / "lexical.db")
+    store.upsert([make_chunk(n, doc="mine", text="hotel expense") for n in range(3 * CANDIDATE_CAP)]
+                 + [make_chunk(n, doc="few", text="hotel visa") for n in range(7)]
+                 + [make_chunk(n, doc="other", tenant="t2", text="hotel secretword")
+                    for n in range(CANDIDATE_CAP)])
+    executed: list[str] = []
+    store._db.set_trace_callback(executed.append)
+    counts = store.term_counts(["hotel", "expense", "visa", "secretword"], flt())
+    assert counts == {"hotel": 4 * CANDIDATE_CAP + 7, "expense": 3 * CANDIDATE_CAP,
+                      "visa": 7, "secretword": 0}
+    assert sum(f"LIMIT {CANDIDATE_CAP}" in sql for sql in executed) == 4  # each count capped
+    assert store.term_counts(["visa"], flt(tenant_id="t2")) == {"visa": 0}
+    store.close()
