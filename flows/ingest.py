@@ -151,9 +151,7 @@ def folder_scan(manifest: ManifestStore, root: Path
                 ) -> tuple[list[tuple[Path, Path]], list[str], list[Failure]]:
     """What a re-scan of `root` touches: its files, each with the folder its doc id derives
     from; the files ingested from it that are gone (to tombstone); what the walk refused."""
-    above = [root, *root.parents] if root.is_dir() else []  # where its files were ingested from
-    kept = [r for folder in above for r in manifest.documents(source_root=str(folder))
-            if Path(r.source_path).is_relative_to(root)]
+    kept = manifest.documents(under=str(root)) if root.is_dir() else []
     gone = [r.source_path for r in kept if r.state != State.TOMBSTONED
             and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
     found, links = walk(root)

@@ -257,8 +257,10 @@ def test_a_run_reads_only_the_versions_it_touches(manifest: ManifestStore) -> No
     assert keys(manifest.documents()) == ["handbook@1", "policy@1", "policy@2"]
     assert keys(manifest.documents(doc_ids=["policy", "nothing"])) == ["policy@1", "policy@2"]
     assert keys(manifest.documents(source_paths=["/b/h.md"])) == ["handbook@1"]
-    assert keys(manifest.documents(source_root="/b", doc_ids=["handbook"])) == ["handbook@1"]
-    assert manifest.documents(source_root="/elsewhere") == []
+    assert keys(manifest.documents(under="/b", doc_ids=["handbook"])) == ["handbook@1"]
+    assert keys(manifest.documents(under="/")) == ["handbook@1"]
+    assert manifest.documents(under="/elsewhere") == []
+    assert manifest.documents(under="/b/h") == []  # a folder, not a name's beginning
     assert manifest.state_counts() == {"CREATED": 1, "READY": 2}
     manifest.tombstone("handbook", None, "deleted", "run1")
     assert manifest.titles() == {"差旅费管理办法"}

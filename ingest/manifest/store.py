@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from importlib import resources
@@ -282,17 +282,21 @@ class ManifestStore:
 
     def documents(self, *, doc_ids: Iterable[str] | None = None,
                   source_paths: Iterable[str] | None = None,
-                  source_root: str | None = None) -> list[DocumentRecord]:
+                  under: str | None = None) -> list[DocumentRecord]:
         """This generation's versions: all of them, or only those of the given documents, files
-        or folder (a run reads what it touches, so its cost does not grow with the manifest)."""
+        or of the files in a folder (`under`, at any depth, whatever folder they were ingested
+        from): a run reads what it touches, so its cost does not grow with the manifest."""
         if self.generation is None:
             return []
-        if doc_ids is None and source_paths is None and source_root is None:
+        if doc_ids is None and source_paths is None and under is None:
             return self._select("SELECT * FROM documents WHERE generation=?", [self.generation])
         found = []
-        if source_root is not None:
-            found += self._select("SELECT * FROM documents WHERE generation=? AND source_root=?",
-                                  [self.generation, source_root])
+        if under is not None:
+            prefix = under.rstrip("/") + "/"
+            found += self._select(
+                "SELECT * FROM documents WHERE generation=? "
+                "AND substr(source_path, 1, CAST(? AS INTEGER))=?",
+                [self.generation, len(prefix), prefix])
         for column, values in (("doc_id", doc_ids), ("source_path", source_paths)):
             values = sorted(set(values or ()))
             for start in range(0, len(values), 500):
@@ -303,7 +307,7 @@ class ManifestStore:
         unique = {(r.doc_id, r.version_id): r for r in found}
         return [unique[key] for key in sorted(unique)]
 
-    def _select(self, sql: str, params: list[str]) -> list[DocumentRecord]:
+    def _select(self, sql: str, params: Sequence[object]) -> list[DocumentRecord]:
         rows = self._db.execute(sql + " ORDER BY doc_id, version_id", params)
         return [_record(r) for r in rows]
 
