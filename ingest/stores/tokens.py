@@ -22,6 +22,7 @@ jieba.setLogLevel(logging.WARNING)
 
 PACKAGED_DICTIONARY = Path(__file__).parents[1] / "search" / "synonyms.txt"
 _WORD = re.compile(r"\w")
+TEXTS_KEPT = 5_000  # result texts whose tokens stay in memory (a few MB)
 _CJK_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
 # Function words that match almost every chunk and only add noise to an OR query.
 _STOPWORDS = """
@@ -63,11 +64,13 @@ def dictionary_files(settings: Settings) -> list[Path]:
 
 
 def add_words(words: Iterable[str]) -> None:
-    """Teach jieba the Chinese terms among `words` (idempotent)."""
+    """Teach jieba the Chinese terms among `words` (idempotent); texts cut before a new word
+    are cut again."""
     for word in words:
         if word not in _added and _CJK_TERM.fullmatch(word):
             jieba.add_word(word)
             _added.add(word)
+            result_tokens.cache_clear()
 
 
 def use_dictionaries(settings: Settings) -> None:
@@ -85,6 +88,14 @@ def _ensure_packaged() -> None:
 def tokens(text: str) -> list[str]:
     _ensure_packaged()
     return [t.lower() for t in jieba.cut_for_search(text) if _WORD.search(t)]
+
+
+@functools.lru_cache(maxsize=TEXTS_KEPT)
+def result_tokens(text: str) -> tuple[str, ...]:
+    """`tokens` of a text searches read again and again (a result's text for its term cover
+    and its stated values): the same chunks come back from search to search, and cutting them
+    took most of a warm search over a corpus that shares the query's words."""
+    return tuple(tokens(text))
 
 
 def segment(text: str) -> list[str]:
