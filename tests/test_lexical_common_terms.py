@@ -95,3 +95,28 @@ def test_a_readers_term_counts_stop_at_the_cap_and_never_count_hidden_words(
     assert sum(f"LIMIT {CANDIDATE_CAP}" in sql for sql in executed) == 4  # each count capped
     assert store.term_counts(["visa"], flt(tenant_id="t2")) == {"visa": 0}
     store.close()
+
+
+def test_a_readers_term_counts_are_kept_until_the_index_changes(tmp_path: Path) -> None:
+    """The next search asks for the same words: counted once per reader's view, counted again
+    after a write through this store or by another process's connection."""
+    store = SqliteLexicalStore(tmp_path / "lexical.db")
+    store.upsert([make_chunk(n, doc="mine", text="hotel visa") for n in range(3)])
+    executed: list[str] = []
+    store._db.set_trace_callback(executed.append)
+
+    def counted(**view) -> tuple[dict[str, int], int]:
+        executed.clear()
+        counts = store.term_counts(["hotel", "visa"], flt(**view))
+        return counts, sum("count(*)" in sql for sql in executed)
+
+    assert counted() == ({"hotel": 3, "visa": 3}, 2)
+    assert counted() == ({"hotel": 3, "visa": 3}, 0)  # kept
+    assert counted(groups=["other"]) == ({"hotel": 0, "visa": 0}, 2)  # another reader's view
+    store.upsert([make_chunk(9, doc="mine", text="hotel")])
+    assert counted() == ({"hotel": 4, "visa": 3}, 2)
+    writer = SqliteLexicalStore(tmp_path / "lexical.db")  # another connection, as an ingest
+    writer.upsert([make_chunk(10, doc="mine", text="visa")])
+    writer.close()
+    assert counted() == ({"hotel": 4, "visa": 4}, 2)
+    store.close()

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
-from ingest.stores.tokens import query_tokens, result_tokens
+from ingest.stores.tokens import cached_tokens, query_tokens
 
 
 class Signals(BaseModel):
@@ -84,7 +84,7 @@ def term_cover(weights: Mapping[str, float], text: str) -> tuple[float, float]:
     """Share of the query's terms found in `text`: plain, and weighted by rarity."""
     if not weights:
         return 0.0, 0.0
-    present = set(result_tokens(text))
+    present = set(cached_tokens(text))
     plain = sum(t in present for t in weights) / len(weights)
     return plain, sum(w for t, w in weights.items() if t in present) / sum(weights.values())
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from ingest.search.confidence import sentences
 from ingest.search.fusion import chinese_number
-from ingest.stores.tokens import STOPWORDS, result_tokens
+from ingest.stores.tokens import STOPWORDS, cached_tokens
 
 Verdict = Literal["sufficient", "conflict", "no_answer"]
 ConflictKind = Literal["hierarchy", "definition", "reissue"]
@@ -153,7 +153,7 @@ def values(text: str, asked: Collection[str]) -> list[_Value]:
 def _stated(clause: str, here: str, sentence: str) -> list[_Value]:
     letters = _NOT_LETTER.sub("", here)
     pairs = frozenset(letters[i:i + 2] for i in range(len(letters) - 1))
-    words = frozenset(w for w in result_tokens(here) if len(w) > 1 and not w[0].isdigit()
+    words = frozenset(w for w in cached_tokens(here) if len(w) > 1 and not w[0].isdigit()
                       and w not in STOPWORDS and w not in _MEASURES and not w.startswith("每"))
     found = []
     for match in _VALUE.finditer(clause):

@@ -21,6 +21,7 @@ from ingest.stores.tokens import query_tokens, tokens
 # A term in more rows than this is common: a search does not score all of its rows (`search`),
 # and a reader's vocabulary does not count all of them (`term_counts`).
 CANDIDATE_CAP = 200
+COUNTS_KEPT = 50_000  # (reader's view, term) counts kept between searches
 
 
 class SqliteLexicalStore:
@@ -29,6 +30,8 @@ class SqliteLexicalStore:
         self._alias = alias
         self._generation = generation
         self._t = table = f"{alias}_{generation}"
+        self._counted: dict[tuple[object, ...], int] = {}  # (reader's view, term) -> count
+        self._counted_at = -1  # the file's data_version those counts were read at
         if is_read_only(self._db):
             return
         self._db.executescript(
@@ -54,6 +57,7 @@ class SqliteLexicalStore:
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         """Replace rows by chunk_id in one transaction (parents too: they widen a hit)."""
+        self._counted.clear()
         with writing(self._db):
             self._delete(c.chunk_id for c in chunks)
             for c in chunks:
@@ -70,6 +74,7 @@ class SqliteLexicalStore:
                 )
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
+        self._counted.clear()
         with writing(self._db):
             self._delete(chunk_ids)
 
@@ -203,26 +208,38 @@ class SqliteLexicalStore:
         common to them, and its count is then the corpus's (`_frequency`). Counting every row
         of a common term made a search cost more as the corpus grew (226 ms of a query at
         50,000 chunks). Only how common an already common word is may then come from rows the
-        reader cannot see; no word the reader cannot find gets a count."""
+        reader cannot see; no word the reader cannot find gets a count. Counts are kept per
+        reader's view until the file changes (SQLite's data_version, or a write through this
+        store): the next search asks for the same words."""
         counts = dict.fromkeys(terms, 0)
         if not flt.groups:
             return counts
         where, params = _where(flt)
+        view = (tuple(flt.tenants), tuple(sorted(flt.groups)), day_number(flt.as_of, OPEN_END),
+                tuple(flt.hidden_keys))
         self._db.execute("BEGIN")
         try:
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._counted_at or len(self._counted) > COUNTS_KEPT:
+                self._counted, self._counted_at = {}, version
             for term in counts:
-                seen = self._db.execute(
-                    f"""SELECT count(*) FROM (SELECT 1 FROM {self._t} c WHERE c.rowid IN (
-                        SELECT rowid FROM {self._t}_fts WHERE {self._t}_fts MATCH ?) AND {where}
-                        LIMIT ?)""",
-                    [_phrase(term), *params, CANDIDATE_CAP],
-                ).fetchone()[0]
-                if seen == CANDIDATE_CAP:  # common to this reader: the corpus's count
-                    seen = max(seen, self._frequency(term))
-                counts[term] = seen
+                if (view, term) not in self._counted:
+                    self._counted[view, term] = self._count(term, where, params)
+                counts[term] = self._counted[view, term]
         finally:
             self._db.execute("COMMIT")
         return counts
+
+    def _count(self, term: str, where: str, params: list[object]) -> int:
+        seen = int(self._db.execute(
+            f"""SELECT count(*) FROM (SELECT 1 FROM {self._t} c WHERE c.rowid IN (
+                SELECT rowid FROM {self._t}_fts WHERE {self._t}_fts MATCH ?) AND {where}
+                LIMIT ?)""",
+            [_phrase(term), *params, CANDIDATE_CAP],
+        ).fetchone()[0])
+        if seen == CANDIDATE_CAP:  # common to this reader: the corpus's count
+            seen = max(seen, self._frequency(term))
+        return seen
 
     def chunk_ids(self, version_key: str) -> set[str]:
         rows = self._db.execute(

@@ -22,7 +22,7 @@ jieba.setLogLevel(logging.WARNING)
 
 PACKAGED_DICTIONARY = Path(__file__).parents[1] / "search" / "synonyms.txt"
 _WORD = re.compile(r"\w")
-TEXTS_KEPT = 5_000  # result texts whose tokens stay in memory (a few MB)
+TEXTS_KEPT = 5_000  # texts whose tokens stay in memory (a few MB)
 _CJK_TERM = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
 # Function words that match almost every chunk and only add noise to an OR query.
 _STOPWORDS = """
@@ -70,7 +70,7 @@ def add_words(words: Iterable[str]) -> None:
         if word not in _added and _CJK_TERM.fullmatch(word):
             jieba.add_word(word)
             _added.add(word)
-            result_tokens.cache_clear()
+            cached_tokens.cache_clear()
 
 
 def use_dictionaries(settings: Settings) -> None:
@@ -91,10 +91,11 @@ def tokens(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=TEXTS_KEPT)
-def result_tokens(text: str) -> tuple[str, ...]:
-    """`tokens` of a text searches read again and again (a result's text for its term cover
-    and its stated values): the same chunks come back from search to search, and cutting them
-    took most of a warm search over a corpus that shares the query's words."""
+def cached_tokens(text: str) -> tuple[str, ...]:
+    """`tokens` of a text searches cut again and again: a result's text (its term cover, its
+    stated values), a synonym group's terms, a repeated question. The same chunks come back
+    from search to search, and cutting them took most of a warm search over a corpus that
+    shares the query's words."""
     return tuple(tokens(text))
 
 
@@ -113,6 +114,6 @@ def is_word(word: str, min_freq: int = 20) -> bool:
 
 def query_tokens(text: str) -> list[str]:
     """Distinct query terms without stop words (all of them if nothing else is left)."""
-    terms = list(dict.fromkeys(tokens(text)))
+    terms = list(dict.fromkeys(cached_tokens(text)))
     content = [t for t in terms if t not in STOPWORDS]
     return content or terms
