@@ -49,25 +49,21 @@ def test_a_rare_term_ranks_exactly_as_the_full_ranking(store, query: str, k: int
     assert hits == full_ranking(store, query, k)
 
 
-def test_common_words_alone_score_only_the_newest_rows(store, monkeypatch) -> None:
-    scored: list[int] = []
-    visible = store._visible
-
-    def counting(ranked, flt_):
-        scored.append(len(ranked))
-        return visible(ranked, flt_)
-
-    monkeypatch.setattr(store, "_visible", counting)
-    hits = store.search("hotel travel expense", flt(), 10)
-    assert len(hits) == 10
-    assert scored == [CANDIDATE_CAP]  # not the ~1,500 rows that hold these words
+def test_common_words_alone_score_only_the_newest_rows(store) -> None:
+    """The best 10 of the newest CANDIDATE_CAP matching rows, in the full ranking's order: not
+    the best of the ~1,500 rows that hold these words."""
+    hits = [(h.chunk_id, round(h.score, 6)) for h in store.search("hotel travel expense", flt(),
+                                                                  10)]
     words = {"hotel", "travel", "expense"}
     matching = [r.chunk_id for r in store.rows if words & set(r.text.split())]
-    assert {h.chunk_id for h in hits} <= set(matching[-CANDIDATE_CAP:])
+    newest = set(matching[-CANDIDATE_CAP:])  # rows are inserted in this order
+    best = [h for h in full_ranking(store, "hotel travel expense", 2000) if h[0] in newest][:10]
+    assert hits == best
+    assert hits != full_ranking(store, "hotel travel expense", 10)  # an older row was better
 
 
-def test_common_words_widen_until_k_rows_are_visible(tmp_path: Path) -> None:
-    """The newest rows belong to another tenant: the cap widens until k are visible."""
+def test_common_words_rank_the_newest_rows_the_reader_can_see(tmp_path: Path) -> None:
+    """The newest rows belong to another tenant: this reader's own rows are still found."""
     store = SqliteLexicalStore(tmp_path / "lexical.db")
     store.upsert([make_chunk(n, doc="mine", tenant="t1", text="hotel expense") for n in range(5)])
     store.upsert([make_chunk(n, doc="other", tenant="t2", text="hotel expense")
@@ -75,7 +71,6 @@ def test_common_words_widen_until_k_rows_are_visible(tmp_path: Path) -> None:
     hits = store.search("hotel expense", flt(), 5)
     assert sorted(h.chunk_id for h in hits) == [f"mine-1-{n}" for n in range(5)]
     store.close()
-
 
 
 def test_a_readers_term_counts_stop_at_the_cap_and_never_count_hidden_words(
@@ -119,4 +114,26 @@ def test_a_readers_term_counts_are_kept_until_the_index_changes(tmp_path: Path) 
     writer.upsert([make_chunk(10, doc="mine", text="visa")])
     writer.close()
     assert counted() == ({"hotel": 4, "visa": 4}, 2)
+    store.close()
+
+
+def test_a_terms_corpus_count_is_kept_until_another_connection_writes(tmp_path: Path) -> None:
+    """A search reads each query term's row count (fts5vocab walks its doclist) once, and
+    again after a write: the new rows are found."""
+    store = SqliteLexicalStore(tmp_path / "lexical.db")
+    store.upsert([make_chunk(n, doc="mine", text="hotel visa") for n in range(3)])
+    executed: list[str] = []
+    store._db.set_trace_callback(executed.append)
+
+    def searched() -> tuple[int, int]:
+        executed.clear()
+        hits = store.search("hotel visa", flt(), 10)
+        return len(hits), sum("_vocab WHERE term" in sql for sql in executed)
+
+    assert searched() == (3, 2)
+    assert searched() == (3, 0)  # kept
+    writer = SqliteLexicalStore(tmp_path / "lexical.db")
+    writer.upsert([make_chunk(10, doc="mine", text="visa")])
+    writer.close()
+    assert searched() == (4, 2)
     store.close()

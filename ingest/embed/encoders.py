@@ -104,6 +104,7 @@ class OnnxEncoder:
 
     def __init__(self, model: OnnxModel, batch_size: int = 32) -> None:
         import onnxruntime as ort
+        from threadpoolctl import threadpool_limits
 
         onnx_path, tokenizer_path = installed_files(model)
         self.name = model.name
@@ -116,6 +117,12 @@ class OnnxEncoder:
         self._unk = self._tokenizer.token_to_id("[UNK]")
         options = ort.SessionOptions()
         options.intra_op_num_threads = os.cpu_count() or 1
+        # The cores are ONNX's: numpy's OpenBLAS kept its own pool too, whose threads spin
+        # for a while after each matrix product (the vector store's scoring), on the cores the
+        # next query encoding needs. At 3,000 more rows that doubled the query encoding and
+        # slowed the plain Python around it (a search 19 -> 44 ms); one BLAS thread costs
+        # the products little (100,000 x 512: 15 -> 22 ms) and the search gains more.
+        threadpool_limits(1, user_api="blas")
         options.log_severity_level = 3
         self._session = ort.InferenceSession(str(onnx_path), options,
                                              providers=["CPUExecutionProvider"])
