@@ -46,6 +46,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from flows.serving import NO_DOCS, read_capped, server_config
+from flows.tls import share_tls_context
 from flows.warm import task_trigger
 from flows.webhook import create_app, manifest_tracker
 from ingest.config import Settings
@@ -364,6 +365,7 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None) 
     """`kbflow serve`: build_app in uvicorn, guarded as flows/serving.py describes."""
     import uvicorn
 
+    share_tls_context()  # the receiver starts a Prefect run per batch
     config = server_config(build_app(settings), host or settings.webhook_host,
                            port or settings.webhook_port)
     uvicorn.Server(config).run()

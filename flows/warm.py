@@ -43,6 +43,7 @@ from prefect.client.schemas.objects import State, StateType
 from prefect.states import Crashed
 
 from flows.ingest import apply_changes, store_limits
+from flows.tls import share_tls_context
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.lock import DataDirBusy, writer_lock
@@ -127,6 +128,7 @@ def crash_orphans() -> None:
 
 def serve_worker(settings: Settings) -> None:
     """`kbflow worker`: crash the dead worker's runs, load the model, then take events."""
+    share_tls_context()
     crash_orphans()
     warm = warm_for(settings)
     warm.parser.start()
