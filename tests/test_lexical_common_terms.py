@@ -49,17 +49,18 @@ def test_a_rare_term_ranks_exactly_as_the_full_ranking(store, query: str, k: int
     assert hits == full_ranking(store, query, k)
 
 
-def test_common_words_alone_score_only_the_newest_rows(store) -> None:
-    """The best 10 of the newest CANDIDATE_CAP matching rows, in the full ranking's order: not
-    the best of the ~1,500 rows that hold these words."""
+@pytest.mark.parametrize(("k", "candidates"), [(10, CANDIDATE_CAP), (100, 400)])
+def test_common_words_alone_score_only_the_newest_rows(store, k: int, candidates: int) -> None:
+    """The best k of the newest CANDIDATE_CAP matching rows (4 × k for a deeper ask), in the
+    full ranking's order: not the best of the ~1,500 rows that hold these words."""
     hits = [(h.chunk_id, round(h.score, 6)) for h in store.search("hotel travel expense", flt(),
-                                                                  10)]
+                                                                  k)]
     words = {"hotel", "travel", "expense"}
     matching = [r.chunk_id for r in store.rows if words & set(r.text.split())]
-    newest = set(matching[-CANDIDATE_CAP:])  # rows are inserted in this order
-    best = [h for h in full_ranking(store, "hotel travel expense", 2000) if h[0] in newest][:10]
+    newest = set(matching[-candidates:])  # rows are inserted in this order
+    best = [h for h in full_ranking(store, "hotel travel expense", 2000) if h[0] in newest][:k]
     assert hits == best
-    assert hits != full_ranking(store, "hotel travel expense", 10)  # an older row was better
+    assert hits != full_ranking(store, "hotel travel expense", k)  # an older row was better
 
 
 def test_common_words_rank_the_newest_rows_the_reader_can_see(tmp_path: Path) -> None:
