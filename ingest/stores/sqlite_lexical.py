@@ -174,8 +174,7 @@ class SqliteLexicalStore:
             f"""SELECT c.chunk_id, -bm25({fts}) FROM {fts} f JOIN {self._t} c ON c.rowid = f.rowid
                 WHERE {fts} MATCH ? AND {where} ORDER BY f.rowid DESC LIMIT ?""",
             [_or(common), *params, max(CANDIDATE_CAP, 4 * k)]).fetchall()
-        hits = [Hit(chunk_id=chunk_id, score=score) for chunk_id, score in rows]
-        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))[:k]
+        return _best_first(Hit(chunk_id=chunk_id, score=score) for chunk_id, score in rows)[:k]
 
     def _frequency(self, term: str) -> int:
         """Rows holding `term`, kept like a reader's counts (fts5vocab walks the term's whole
@@ -207,8 +206,7 @@ class SqliteLexicalStore:
                 WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}""",
             [json.dumps(list(score)), *params],
         )
-        hits = [Hit(chunk_id=chunk_id, score=score[rowid]) for rowid, chunk_id in rows]
-        return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+        return _best_first(Hit(chunk_id=chunk_id, score=score[rowid]) for rowid, chunk_id in rows)
 
     def term_counts(self, terms: Sequence[str], flt: SearchFilter) -> dict[str, int]:
         """Per term, the chunks holding it that `flt` lets through (one snapshot for all).
@@ -278,6 +276,11 @@ def _or(terms: Sequence[str]) -> str:
 def _phrase(term: str) -> str:
     """`term` as one FTS5 phrase (quoted: no character of it is query syntax)."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def _best_first(hits: Iterable[Hit]) -> list[Hit]:
+    """Best score first, ties by chunk id (the same order every run)."""
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
 
 
 def _where(flt: SearchFilter) -> tuple[str, list[object]]:
