@@ -74,7 +74,7 @@ SERVED = "served"  # final as `kbflow search` serves it (signals included): time
 # final search's rules (ingest.search.SearchOptions), each switched off alone with --rules
 RULES = {"final-typos": "typo_correction", "final-synonyms": "synonyms",
          "final-language": "language_weights", "final-exact": "exact_first",
-         "final-graph": "graph"}
+         "final-graph": "graph", "final-sentences": "sentences"}
 RECORD = "realworld-ingest.json"  # the ingest's figures, kept in the data dir for --skip-ingest
 
 
@@ -344,7 +344,8 @@ ROWS = {"final": "kbflow final (`kbflow search`)",
         "final-synonyms": "final without synonym expansion",
         "final-language": "final without language weights",
         "final-exact": "final without exact identifiers first",
-        "final-graph": "final without the graph list"}
+        "final-graph": "final without the graph list",
+        "final-sentences": "final without the best-sentence list"}
 
 
 def table(metrics: dict[str, dict[str, float]]) -> list[str]:

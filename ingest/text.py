@@ -17,6 +17,7 @@ ARTICLE = re.compile(rf"^(第{CN_NUM}条)")
 DECIMAL = re.compile(r"^(\d{1,2}(?:\.\d{1,3})+)\.?(?=\s|[^\d.\s])")
 TOP_NUMBER = re.compile(r"^(\d{1,2})\.?\s+(?=[A-Za-z\u4e00-\u9fff])")
 SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+")
+_SENTENCE_BREAK = re.compile(r"[。；;！？!?\n]|(?<=[a-z])\.\s")
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[A-Za-z]+|\d+|[^\sA-Za-z\d\u3400-\u9fff]")
 
 
@@ -67,6 +68,13 @@ def join_lines(left: str, right: str) -> str:
     if left and right and left[-1].isascii() and right[0].isascii():
         return f"{left} {right}"
     return left + right
+
+
+def sentences(text: str) -> list[str]:
+    """A chunk's sentences (of at least 4 characters; the whole text if none is): what search
+    compares a question with one by one, and what the embed stage encodes for it."""
+    parts = [p.strip() for p in _SENTENCE_BREAK.split(text)]
+    return [p for p in parts if len(p) >= 4] or [text]
 
 
 def content_hash(text: str) -> str:

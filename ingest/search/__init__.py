@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
-from ingest.models import GraphPath, SearchFilter
+from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.parse.metadata import unscoped_doc_id
 from ingest.scopes import TenantTree
 from ingest.search.confidence import (
@@ -37,7 +37,6 @@ from ingest.search.confidence import (
     abstains,
     answer_reason,
     confidence,
-    sentences,
     term_cover,
     term_weights,
 )
@@ -82,6 +81,8 @@ class SearchResult(BaseModel):
     exact_match: bool = Field(description="carries an identifier the query names")
     bm25_rank: int | None
     dense_rank: int | None
+    sentence_rank: int | None = Field(None, description="rank among the candidates by their "
+                                      "best sentence (final search)")
     signals: Signals | None = Field(description="what the query and this result share (None "
                                     "below the options' signal_depth)")
     graph_rank: int | None = None
@@ -92,9 +93,10 @@ class SearchResult(BaseModel):
 # `kbflow search` does (language-aware weights, the graph's list, exact identifiers first).
 Retriever = Literal["bm25", "dense", "graph", "hybrid", "final"]
 RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "graph", "hybrid", "final")
-# Weighted RRF: the dense model (bge-small-zh) reads Chinese well, English poorly.
-WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0}
-WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25}
+# Weighted RRF: the dense model (bge-small-zh) reads Chinese well, English poorly; the
+# sentence list is that model's too.
+WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0, "sentence": 1.0}
+WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25, "sentence": 0.25}
 CONFLICT_DEPTH = 10  # results searched for the two sides of a conflict
 # Per authority level above undeclared, added to the fused score: about one rank near the top
 # (1/61 - 1/62 at rrf_k 60), so a policy passes an FAQ saying the same, not a better answer.
@@ -116,6 +118,9 @@ class SearchOptions(BaseModel):
     graph: bool = Field(True, description="add the graph's list when the query asks a relation")
     authority: bool = Field(True, description="a document of higher declared authority ranks "
                             "a little higher (policy > notice > faq > chat by default)")
+    sentences: bool = Field(True, description="the two paths' candidates, ranked by their best "
+                            "single sentence against the query, join the fusion as a third "
+                            "list")
     signal_depth: int = Field(10, ge=0, le=100, description="how many results, from the top, "
                               "get confidence signals (a sentence-level cosine each: the costly "
                               "part of a deep search); the abstention reads these")
@@ -180,10 +185,20 @@ def hybrid_search(
     if mode not in ("dense", "graph"):
         ranked["bm25"] = [h.chunk_id for h in lexical.search(bm25_text, flt, depth)]
     encoded = embedder.encode_query(dense_text)
+    query_vector = np.asarray(encoded.values, dtype=np.float32)
     dense_used = mode not in ("bm25", "graph") and encoded.coverage >= min_coverage
     if dense_used:
         hits = vectors.search(encoded.values, flt, depth, min_coverage)
         ranked["dense"] = [h.chunk_id for h in hits]
+    # A version republished between the store query and this read is skipped, not half-shown.
+    chunks = manifest.chunks({c for ids_ in ranked.values() for c in ids_})
+    closest: dict[str, float] = {}  # chunk id → its best sentence's cosine with the query
+    if dense_used and final and opts.sentences:
+        # A whole chunk's vector blurs the one sentence that answers among several that do
+        # not; the best single sentence does not (STARD: Recall@5 +1.4 to +1.7 points at
+        # every candidate depth, bench/RESULTS.md).
+        closest = _best_sentences(embedder, query_vector, list(chunks.values()))
+        ranked["sentence"] = sorted(closest, key=lambda c: (-closest[c], c))
     weights = ({} if not (final and opts.language_weights)
                else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE)
     scores = rrf(ranked, weights, rrf_k)
@@ -196,12 +211,15 @@ def hybrid_search(
     graph_ranks: dict[str, tuple[int, GraphPath]] = {}
     if graph is not None and (mode == "graph" or (final and opts.graph)):
         route, graph_hits = graph.search(fixed, flt, depth, seeds=seeds)
-        weight = route.weight if route else 0.0  # no route, no hits
+        # Route weights were set against BM25's and dense's lists alone: the sentence list,
+        # a third text list, would otherwise dilute the graph's share of the fused score.
+        text_lists = sum(weights.get(p, 1.0) for p in ranked)
+        paths_only = sum(weights.get(p, 1.0) for p in ranked if p != "sentence") or 1.0
+        weight = route.weight * text_lists / paths_only if route else 0.0  # no route, no hits
         for rank, hit in _shared_ranks(graph_hits):
             graph_ranks[hit.chunk_id] = (rank, hit.path)
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
-    # A version republished between the store query and this read is skipped, not half-shown.
-    chunks = manifest.chunks(scores)
+        chunks |= manifest.chunks({c for c in graph_ranks if c not in chunks})
     if final and opts.authority:
         rules = precedence or Precedence()
         levels = len(rules.authority_levels)
@@ -217,10 +235,11 @@ def hybrid_search(
     # A conflict's two sides are looked for a little deeper than k: both are shown.
     top = ordered[:max(k, CONFLICT_DEPTH)]
     ranks = {path: {c: r for r, c in enumerate(ids_, start=1)} for path, ids_ in ranked.items()}
+    paths = [ranks[p] for p in ("bm25", "dense") if p in ranks]  # the sentence list reorders
     explained = top[:opts.signal_depth]
     cached = embedder.cached({chunks[c].content_hash for c in explained})
-    query_vector = np.asarray(encoded.values, dtype=np.float32)
-    closest = _best_sentences(embedder, query_vector, [chunks[c].text for c in explained])
+    closest |= _best_sentences(embedder, query_vector,
+                               [chunks[c] for c in explained if c not in closest])
     answers = ids.without_titles()  # what, carried exactly, answers whatever the wording
     results = []
     if reader is not None:
@@ -236,10 +255,10 @@ def hybrid_search(
             signals = Signals(
                 cosine=float(query_vector @ np.asarray(vector.values)) if vector else 0.0,
                 term_cover=covers[0], rare_cover=covers[1],
-                both_paths=all(chunk_id in r for r in ranks.values()) and len(ranks) > 1,
+                both_paths=len(paths) == 2 and all(chunk_id in r for r in paths),
                 exact=exact_matches(answers, chunk.clause_no, chunk.text) > 0,
                 amount=amount_matches(ids, chunk.text) > 0,
-                sentence=closest[position - 1],
+                sentence=round(closest[chunk_id], 4),
             )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=unscoped_doc_id(chunk.doc_id),
@@ -251,7 +270,8 @@ def hybrid_search(
             score=scores[chunk_id],
             confidence=round(confidence(signals), 4) if signals else None,
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
-            dense_rank=ranks.get("dense", {}).get(chunk_id), signals=signals,
+            dense_rank=ranks.get("dense", {}).get(chunk_id),
+            sentence_rank=ranks.get("sentence", {}).get(chunk_id), signals=signals,
             graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
             graph_path=graph_ranks[chunk_id][1] if chunk_id in graph_ranks else None,
         ))
@@ -273,10 +293,11 @@ def hybrid_search(
 
 
 
-def _best_sentences(embedder: Embedder, query: np.ndarray, texts: list[str]) -> list[float]:
-    """Per text, the best cosine between the query and one of its sentences."""
-    return [round(float((embedder.sentence_vectors(tuple(sentences(text))) @ query).max()), 4)
-            for text in texts]
+def _best_sentences(embedder: Embedder, query: np.ndarray, chunks: Sequence[Chunk]
+                    ) -> dict[str, float]:
+    """Per chunk id, the best cosine between the query and one of the chunk's sentences."""
+    matrices = embedder.sentence_vectors({c.content_hash: c.text for c in chunks})
+    return {c.chunk_id: float((matrices[c.content_hash] @ query).max()) for c in chunks}
 
 
 def _shared_ranks(hits: list[GraphHit]) -> list[tuple[int, GraphHit]]:

@@ -19,7 +19,6 @@ best cosine between the query and a single sentence of the results separates the
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
@@ -47,13 +46,6 @@ class Signals(BaseModel):
 WEIGHTS = [0.596, 1.475, 1.396, -0.104, 0.837, 0.046, 1.008]
 BIAS = -3.206
 ANSWERABLE_FROM = 0.5739
-_SENTENCE_END = re.compile(r"[。；;！？!?\n]|(?<=[a-z])\.\s")
-
-
-def sentences(text: str) -> list[str]:
-    """A chunk's sentences (of at least 4 characters; the whole text if none is)."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text)]
-    return [p for p in parts if len(p) >= 4] or [text]
 
 
 def abstains(signals: Sequence[Signals], answerable_from: float | None = None) -> bool:

@@ -37,9 +37,9 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ingest.search.confidence import sentences
 from ingest.search.fusion import chinese_number
 from ingest.stores.tokens import STOPWORDS, cached_tokens
+from ingest.text import sentences
 
 Verdict = Literal["sufficient", "conflict", "no_answer"]
 ConflictKind = Literal["hierarchy", "definition", "reissue"]
