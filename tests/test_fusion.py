@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from ingest.search.confidence import Signals, abstains, sentences
+from ingest.search.confidence import Signals, abstains
 from ingest.search.fusion import (
     amount_matches,
     chinese_number,
@@ -15,6 +15,7 @@ from ingest.search.fusion import (
     order,
     rrf,
 )
+from ingest.text import sentences
 
 
 def test_chinese_numerals() -> None:

@@ -217,7 +217,11 @@ def test_candidates_best_sentences_join_the_fusion_as_a_third_list(ingested) -> 
     with Searcher(settings) as searcher:
         cited = searcher.search("SEC-2003 处理方式引用的条款要求谁审批?", options=graph,
                                 **ask | {"as_of": date(2026, 6, 1), "k": 5})
-    assert cited.graph_route == "clause_ref"
+        alone = searcher.search("哪些制度引用了《信息安全管理规范》", mode="graph",
+                                **ask | {"as_of": date(2026, 6, 1)})
+    assert cited.graph_route == "clause_ref" and alone.graph_route == "cited_by"
+    assert alone.results and all(  # the graph alone has no text lists to keep a share of
+        r.score == pytest.approx(2.0 / (settings.rrf_k + r.graph_rank)) for r in alone.results)
     reached = [r for r in cited.results if r.bm25_rank is r.dense_rank is None]
     assert [(r.doc_id, r.clause_no) for r in reached] == [("information-security", "3.2")]
     assert reached[0].rank <= 5

@@ -213,9 +213,9 @@ def hybrid_search(
         route, graph_hits = graph.search(fixed, flt, depth, seeds=seeds)
         # Route weights were set against BM25's and dense's lists alone: the sentence list,
         # a third text list, would otherwise dilute the graph's share of the fused score.
-        text_lists = sum(weights.get(p, 1.0) for p in ranked)
-        paths_only = sum(weights.get(p, 1.0) for p in ranked if p != "sentence") or 1.0
-        weight = route.weight * text_lists / paths_only if route else 0.0  # no route, no hits
+        paths_only = sum(weights.get(p, 1.0) for p in ranked if p != "sentence")
+        scale = sum(weights.get(p, 1.0) for p in ranked) / paths_only if paths_only else 1.0
+        weight = route.weight * scale if route else 0.0  # no route, no hits
         for rank, hit in _shared_ranks(graph_hits):
             graph_ranks[hit.chunk_id] = (rank, hit.path)
             scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
