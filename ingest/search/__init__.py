@@ -5,7 +5,9 @@ the business date. The dense path joins only when the embedding model can read t
 share of its tokens that the model's own vocabulary knows reaches the configured coverage) and
 only over chunks it can read. The default bge-small-zh model reads Chinese and English alike; an
 English-only model (all-MiniLM) sees Chinese as [UNK], and its noise would push BM25's correct
-hits down. `mode` runs one path alone, or plain RRF, so evaluation can judge each step.
+hits down. `mode` runs one path alone, or plain RRF, so evaluation can judge each step. Final
+search adds a third list: the two paths' candidates ranked by their best single sentence (the
+embed stage keeps sentence vectors), which finds the answering sentence a clause's vector blurs.
 
 The graph (search/graph_channel.py) is a third ranked list in `final`: relation and multi-hop
 questions ("哪些制度引用了《审批权限表》") routed to it return the clauses whose relations answer
@@ -122,8 +124,8 @@ class SearchOptions(BaseModel):
                             "single sentence against the query, join the fusion as a third "
                             "list")
     signal_depth: int = Field(10, ge=0, le=100, description="how many results, from the top, "
-                              "get confidence signals (a sentence-level cosine each: the costly "
-                              "part of a deep search); the abstention reads these")
+                              "get confidence signals (term cover, cosines; the costly part of "
+                              "a deep search); the abstention reads these")
 
 
 class SearchResponse(BaseModel):
