@@ -305,7 +305,8 @@ def ask_kbflow(cases: Sequence[EvalCase], settings: Settings, rules: bool = Fals
                     f"{time.perf_counter() - started:.0f} s")
         latency: dict[str, Any] = {"mode_seconds": {m: round(s, 1) for m, s in seconds.items()},
                                    "final_short_of_k": short}
-        # At k=100 the signals must change nothing; at k=10 the candidate depth (4k per path)
+        # At k=100 the signals must change nothing; at k=10 the candidate depth (4k per path,
+        # at least 50)
         # makes a search rank from fewer candidates.
         for k in (DEPTH, LATENCY_K):
             took, differ = [], 0
@@ -401,7 +402,8 @@ def report(result: dict[str, Any], before: dict[str, Any] | None = None) -> str:
         "starting 第…条 up to the next article or heading), top 100 by Okapi BM25 (k1 1.5, "
         "b 0.75) on plain jieba words, or by cosine of kbflow's own bge-small-zh vectors "
         "(query instruction, whole article truncated to 512 tokens). \"Asked for k=10\": "
-        "the final search a caller asking for 10 results gets (each path ranks 4k candidates, "
+        "the final search a caller asking for 10 results gets (each path ranks 4k candidates, at "
+        "least 50, "
         "so its top 10 can differ from the top 10 of a k=100 search).",
         f"- Ingest (`kbflow ingest --json`, one process, embedded stores, cold): "
         f"{ing['wall_seconds']:,.0f} s wall, peak RSS {ing['peak_rss_mib']:,} MiB (largest "
@@ -415,7 +417,8 @@ def report(result: dict[str, Any], before: dict[str, Any] | None = None) -> str:
         "without the sentence and term-cover signals (they order nothing): on these questions "
         f"they differ from the full k=100 search in {lat[f'k{DEPTH}']['top_differs_from_k100']}"
         f"; a k={LATENCY_K} search's top {LATENCY_K} differs from the k=100 search's in "
-        f"{lat[f'k{LATENCY_K}']['top_differs_from_k100']} (each path's candidate depth is 4k). "
+        f"{lat[f'k{LATENCY_K}']['top_differs_from_k100']} (each path's candidate depth is 4k, "
+        "at least 50). "
         f"Final searches returning fewer than 100 hits: {len(lat['final_short_of_k'])}. "
         "Seconds per retriever over all questions, without those signals: "
         + ", ".join(f"{m} {v:,.0f}" for m, v in lat["mode_seconds"].items()) + ".",

@@ -320,8 +320,9 @@ def _print_inferred_versions(records: list) -> None:
     if inferred:
         console.print("versions recognised from their text (no sidecar):")
     for r in inferred:
-        console.print(shown(f"{r.version_key}: in force {r.effective_from or '…'} → "
-                            f"{r.effective_to or '…'} "
+        dates = (f"in force {r.effective_from or '…'} → {r.effective_to or '…'}"
+                 if r.effective_to != date.min else "superseded, in force on no known day")
+        console.print(shown(f"{r.version_key}: {dates} "
                             f"({r.identity.effective_basis or 'no date stated'})"))
         for link in r.identity.links:
             score = f", body similarity {link.similarity}" if link.similarity is not None else ""

@@ -35,6 +35,9 @@ def test_identifiers_found_in_queries() -> None:
     assert ids.strings == ["sec-3001", "《审批权限表》"] and ids.amounts == ["150元"]
     assert not identifiers("出差打车超标了还能报吗")
     assert not identifiers("2026年出差到上海").clauses  # a year is not a clause number
+    # a one-letter fault code, written against the Chinese around it
+    assert identifiers("E117报警咋处理").strings == ["e117"]
+    assert not identifiers("A4纸和5G网络").strings
 
 
 def test_exact_matches_count_clause_and_text() -> None:

@@ -358,3 +358,35 @@ def test_status_and_trace_show_the_evidence(versions_ingested, capsys) -> None:
     assert main([*data, "trace", chunk.chunk_id]) == 0
     traced = capsys.readouterr().out.replace("\n", "")
     assert "repeal" in traced and "费用报销管理办法@2024" in traced
+
+
+def test_an_undated_correction_added_later_takes_the_notice_out_of_force(
+        prefect_api, tmp_path: Path) -> None:
+    """Neither notice states a date: the correction's 原通知同时作废 alone must take the notice
+    (published by an earlier run) out of force, or both answer and the wrong amount can rank
+    first."""
+    from flows.ingest import ingest_flow
+    from ingest.config import Settings
+    from ingest.search import search_index
+
+    title = "关于发放2026年夏季高温津贴的通知"
+    docs, settings = tmp_path / "docs", Settings(data_dir=tmp_path / "data")
+    docs.mkdir()
+    (docs / "heat.md").write_text(f"# {title}\n\n高温作业岗位津贴标准为每人每月300元。\n",
+                                  encoding="utf-8")
+    assert ingest_flow(str(docs), str(settings.data_dir)).failures == []
+    (docs / "heat-fix.md").write_text(
+        f"# {title}（更正）\n\n我部于2026年5月20日发布的《{title}》中，津贴标准有误。"
+        "经核对，现重新发布如下，原通知同时作废。\n\n高温作业岗位津贴标准为每人每月360元。\n",
+        encoding="utf-8")
+    assert ingest_flow(str(docs), str(settings.data_dir)).failures == []
+    manifest = ManifestStore(settings.manifest)
+    records = {r.version_id: r for r in manifest.documents()}
+    manifest.close()
+    assert set(records) == {"1", "2026更正"}  # the notice keeps the id it was published under
+    assert records["1"].effective_to == date.min  # superseded, in force on no day
+    assert records["2026更正"].effective_to is None
+    results = search_index(settings, "高温津贴每月多少钱", tenant_id="default",
+                           groups=["all-staff"], as_of=date(2026, 7, 1), k=5).results
+    assert results and all(r.version_id == "2026更正" for r in results)
+    assert "每人每月360元" in results[0].text

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from types import SimpleNamespace
 
-from ingest.lifecycle import VersionDates, closing_dates
+from ingest.lifecycle import VersionDates, closing_dates, superseded_keys
 from ingest.parse.identity import Candidate, decide
 from ingest.parse.identity_text import (
     amendment_dates,
@@ -223,3 +223,43 @@ def test_a_rule_starting_on_a_date_dates_its_notice() -> None:
     notice = "各部门：\n经研究决定，自2026年3月1日起，夜间加班餐费补贴调整为每人每次30元。"
     assert effective_date(notice)[0] == date(2026, 3, 1)
     assert effective_date("2026年3月1日起草本通知，请各部门知悉。")[0] is None
+
+
+def test_a_correction_of_a_title_holding_a_year_is_its_newer_version() -> None:
+    """A year inside the title (2026年夏季) is kept apart from the （更正） that re-issues it: the
+    correction's marker is 2026更正, so it neither reads as the original's own version nor drops
+    its 原通知同时作废 sentences later; neither notice is dated."""
+    title = "关于发放2026年夏季高温津贴的通知"
+    assert split_title(title + "（更正）") == (split_title(title)[0], "2026更正")
+    original = candidate("hr/heat.html", title, "一、发放标准：每人每月300元。")
+    corrected = candidate("hr/heat-fix.pdf", title + "（更正）",
+                          f"我部于2026年5月20日发布的《{title}》中，津贴标准有误。"
+                          "经核对，现重新发布如下，原通知同时作废。一、发放标准：每人每月360元。")
+    decisions = decide([original, corrected], never_taken)
+    assert decisions["hr/heat.html"].doc_id == decisions["hr/heat-fix.pdf"].doc_id
+    assert rules(decisions, "hr/heat-fix.pdf") == ["repeal"]
+    # without the repeal sentence the title alone says which re-issues which
+    silent = candidate("hr/heat-fix.pdf", title + "（更正）", "一、发放标准：每人每月360元。")
+    decisions = decide([silent, original], never_taken)
+    assert rules(decisions, "hr/heat-fix.pdf") == ["reissue"]
+    assert decisions["hr/heat.html"].version_id == "2026"
+    assert decisions["hr/heat-fix.pdf"].version_id == "2026更正"
+    # undated, the notice is out of force on every day, whichever version id sorts first
+    doc = decisions["hr/heat.html"].doc_id
+    superseded = superseded_keys(d.identity for d in decisions.values())
+    for fix_id in ("2026更正", "0-sorts-first"):
+        ends = closing_dates([
+            VersionDates(doc_id=doc, version_id="2026", effective_from=None, declared_to=None,
+                         superseded=f"{doc}@2026" in superseded),
+            VersionDates(doc_id=doc, version_id=fix_id, effective_from=None, declared_to=None)])
+        assert ends == {(doc, "2026"): date.min, (doc, fix_id): None}
+
+
+def test_status_says_a_superseded_version_is_in_force_on_no_day(capsys) -> None:
+    from flows.cli import _print_inferred_versions
+
+    identity = facts("关于发放2026年夏季高温津贴的通知", "每人每月300元。").model_copy(
+        update={"inferred": True})
+    _print_inferred_versions([SimpleNamespace(version_key="heat@2026", identity=identity,
+                                              effective_from=None, effective_to=date.min)])
+    assert "superseded, in force on no known day" in capsys.readouterr().out

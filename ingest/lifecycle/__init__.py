@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
-from ingest.models import version_key
+from ingest.models import DocumentIdentity, version_key
 from ingest.stores import Stores, open_stores
 
 log = logging.getLogger(__name__)
@@ -53,23 +53,39 @@ class VersionDates(BaseModel):
     version_id: str
     effective_from: date | None
     declared_to: date | None
+    # a newer version of the document repeals or re-issues this one (原通知同时作废, （更正）)
+    superseded: bool = False
+
+
+def superseded_keys(identities: Iterable[DocumentIdentity | None]) -> set[str]:
+    """The version keys a repeal or re-issue link names as the older side: out of force once
+    the newer one is in, whether or not any of them states a date."""
+    return {link.other for identity in identities if identity is not None
+            for link in identity.links
+            if link.other_is == "older" and link.rule in ("repeal", "reissue")}
 
 
 def closing_dates(versions: Iterable[VersionDates]) -> dict[tuple[str, str], date | None]:
     """The end date in force for each version: declared, or the day before the next version of
     the same document takes effect. A new policy version closes the old one; it never deletes it.
+    A superseded version sorts before its successor from the same day, and with no dated
+    successor it is in force on no day: a notice and its undated correction would otherwise
+    both answer, the wrong number first.
     """
     by_doc: dict[str, list[VersionDates]] = {}
     for v in versions:
         by_doc.setdefault(v.doc_id, []).append(v)
     closing: dict[tuple[str, str], date | None] = {}
     for group in by_doc.values():
-        dated = sorted(group, key=lambda v: (v.effective_from or date.min, v.version_id))
+        dated = sorted(group, key=lambda v: (v.effective_from or date.min, not v.superseded,
+                                             v.version_id))
         for current, following in zip(dated, [*dated[1:], None], strict=True):
             end = current.declared_to
             if end is None and following is not None and following.effective_from:
                 # date.min has no day before it (a date recorded before dates were checked)
                 end = max(following.effective_from, date.min + timedelta(days=1)) - timedelta(1)
+            elif end is None and current.superseded:
+                end = date.min
             closing[(current.doc_id, current.version_id)] = end
     return closing
 

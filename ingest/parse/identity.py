@@ -44,8 +44,8 @@ from ingest.models import BlockKind, DocumentIdentity, ParsedDocument, VersionLi
 from ingest.parse.identity_text import (
     facts,
     is_generic,
-    is_reissue,
     organisation_variants,
+    reissues,
     similarity,
     split_title,
     title_match,
@@ -174,14 +174,18 @@ def _repeal_link(newer: Candidate, older: Candidate) -> VersionLink | None:
 
 def _reissue_link(first: Candidate, second: Candidate) -> tuple[VersionLink, bool] | None:
     """(evidence, whether `first` is the newer) when one is the other's title re-issued: marked
-    （更正）, （修订）, 第二版 where the other has no marker. The marked one is the newer even from
-    the same day (a correction keeps the date it corrects) or undated, never when dated earlier
-    or undated next to a dated original (undated sorts first)."""
-    if bool(first.facts.marker) == bool(second.facts.marker):
+    （更正）, （修订）, 第二版 where the other has no marker (or the same year: 2026更正 of 2026).
+    The marked one is the newer even from the same day (a correction keeps the date it corrects)
+    or undated, never when dated earlier or undated next to a dated original (undated sorts
+    first)."""
+    if reissues(first.facts.marker, second.facts.marker):
+        newer, older = first, second
+    elif reissues(second.facts.marker, first.facts.marker):
+        newer, older = second, first
+    else:
         return None
-    newer, older = (first, second) if first.facts.marker else (second, first)
     org = title_match(newer.facts.base_title, older.facts.base_title)
-    if org is None or not is_reissue(newer.facts.marker):
+    if org is None:
         return None
     a, b = older.facts.effective_from, newer.facts.effective_from
     if (a and b and a > b) or (a and not b):

@@ -26,6 +26,9 @@ _BRACKET = re.compile(r"[(\[【〔〈<]([^()\[\]【】〔〕〈〉<>]{0,24})[)\]
 _VERSIONISH = re.compile(rf"{_YEAR}|版|修订|修正|更正|试行|[vV]\s*\d|第.{{1,3}}次")
 # a marker saying the file re-issues its title: newer than the same title without a marker
 _REISSUE = re.compile(r"更正|修订|修正|第[二三四五六七八九十\d]+版")
+# a bracket that says only that the file re-issues its title: kept in the marker next to a year
+# the title itself holds (关于发放2026年…的通知（更正） is 2026更正, not the 2026 it corrects)
+_REISSUE_ONLY = re.compile(r"(?:更正|修订|修正)(?:稿|版)?|第[二三四五六七八九十\d]+版")
 _MARKERS = (
     re.compile(rf"{_YEAR}\s*年\s*\d{{1,2}}\s*月(?:\s*\d{{1,2}}\s*日)?(?:版|修订版?|修正版?)?"),
     re.compile(rf"{_YEAR}[-./]\d{{1,2}}(?:[-./]\d{{1,2}})?"),
@@ -90,8 +93,12 @@ def split_title(title: str) -> tuple[str, str | None]:
     """(base title, version marker): the title compared across files, and what told it apart."""
     text = unicodedata.normalize("NFKC", title).strip().strip("《》")
     found: list[str] = []
+    reissue: list[str] = []
 
     def bracketed(match: re.Match[str]) -> str:
+        if _REISSUE_ONLY.fullmatch(match.group(1).strip()):
+            reissue.append(match.group(1).strip())
+            return ""
         if _VERSIONISH.search(match.group(1)):
             found.append(match.group(1))
             return ""
@@ -103,7 +110,9 @@ def split_title(title: str) -> tuple[str, str | None]:
         found += [m.group(0) for m in pattern.finditer(text)]
         text = pattern.sub("", text)
     base = _NOT_TITLE_CHARS.sub("", text).lower()
-    return base, _marker(" ".join(found)) if found else None
+    if not found and not reissue:
+        return base, None
+    return base, (_marker(" ".join(found)) if found else "") + "".join(reissue)
 
 
 def _marker(raw: str) -> str:
@@ -128,9 +137,11 @@ def is_generic(base_title: str) -> bool:
     return cjk <= 3 if cjk else len(base_title) <= 6
 
 
-def is_reissue(marker: str | None) -> bool:
-    """A marker saying its file re-issues the unmarked title: 更正, 修订, 修正, 第二版."""
-    return bool(marker and _REISSUE.search(marker))
+def reissues(newer: str | None, older: str | None) -> bool:
+    """Whether marker `newer` is `older` (or none) with a re-issue word added (更正, 修订, 修正,
+    第二版): 更正 re-issues an unmarked title, 2026更正 the 2026 one."""
+    return bool(newer and _REISSUE.search(newer) and newer != (older or "")
+                and newer.startswith(older or ""))
 
 
 def organisation_variants(base_title: str) -> dict[str, str]:

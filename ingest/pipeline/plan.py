@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from ingest.diff import diff_chunks
 from ingest.graph.llm import extract
-from ingest.lifecycle import VersionDates, closing_dates
+from ingest.lifecycle import VersionDates, closing_dates, superseded_keys
 from ingest.manifest import ManifestStore
-from ingest.models import State
+from ingest.models import State, version_key
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, VersionJob
@@ -25,12 +25,13 @@ def date_versions(manifest: ManifestStore, jobs: Sequence[VersionJob],
     records = manifest.documents(doc_ids={job.meta.doc_id for job in jobs})
     published = {(r.doc_id, r.version_id): r for r in records
                  if r.state == State.READY and not manifest.is_tombstoned(r.doc_id, r.version_id)}
-    versions = [VersionDates(doc_id=j.meta.doc_id, version_id=j.meta.version_id,
-                             effective_from=j.meta.effective_from, declared_to=j.meta.effective_to)
-                for j in jobs]
-    versions += [VersionDates(doc_id=r.doc_id, version_id=r.version_id,
-                              effective_from=r.effective_from, declared_to=r.effective_to_declared)
-                 for key, r in published.items() if key not in planned]
+    metas = [j.meta for j in jobs] + [r.meta() for key, r in published.items()
+                                      if key not in planned]
+    superseded = superseded_keys(m.identity for m in metas)
+    versions = [VersionDates(doc_id=m.doc_id, version_id=m.version_id,
+                             effective_from=m.effective_from, declared_to=m.effective_to,
+                             superseded=version_key(m.doc_id, m.version_id) in superseded)
+                for m in metas]
     ends = closing_dates(versions)
     dated = [job.dated(ends[job.key]) if job.key in ends else job for job in jobs]
     for key, end in ends.items():

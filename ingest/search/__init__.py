@@ -100,6 +100,10 @@ RETRIEVERS: tuple[Retriever, ...] = ("bm25", "dense", "graph", "hybrid", "final"
 WEIGHTS_CHINESE = {"bm25": 1.0, "dense": 1.0, "sentence": 1.0}
 WEIGHTS_ENGLISH = {"bm25": 1.0, "dense": 0.25, "sentence": 0.25}
 CONFLICT_DEPTH = 10  # results searched for the two sides of a conflict
+# Candidates each path ranks: 4k, and never fewer than 50, so a k=5 search fuses what a k=12
+# one sees (at a floor of 20, the top 5 changed with k in 20 of 60 fresh cases; eval/fresh Recall@5
+# 0.78 → 0.80, sample 0.987 → 1.00).
+CANDIDATE_FLOOR = 50
 # Per authority level above undeclared, added to the fused score: about one rank near the top
 # (1/61 - 1/62 at rrf_k 60), so a policy passes an FAQ saying the same, not a better answer.
 AUTHORITY_STEP = 0.0003
@@ -173,7 +177,7 @@ def hybrid_search(
     flt = SearchFilter(tenant_id=tenant_id, ancestors=list(ancestors), groups=groups,
                        as_of=as_of, hidden_keys=manifest.hidden_keys())
     opts = options or SearchOptions()
-    depth = max(k * 4, 20)
+    depth = max(k * 4, CANDIDATE_FLOOR)
     final = mode == "final"
     # The vocabulary as this reader sees it: no typo is fixed to another tenant's word.
     reader = (vocabulary.seen_by(lambda terms: lexical.term_counts(terms, flt))

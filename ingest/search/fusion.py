@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
            "七": 7, "八": 8, "九": 9}
-_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,}[-_]?\d{2,}(?:[-_]\d+)*(?![A-Za-z0-9])")
+_CODE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+[-_]?\d{2,}(?:[-_]\d+)*(?![A-Za-z0-9])")
 _CLAUSE_CN = re.compile(r"第([零〇一二两三四五六七八九十百\d]+)条")
 _DECIMAL = re.compile(r"(?<![\d.])\d{1,2}(?:\.\d{1,3}){1,3}(?![\d.])")
 _TITLE = re.compile(r"《([^《》]{2,40})》")
