@@ -12,6 +12,7 @@ from ingest.search.fusion import (
     exact_matches,
     identifiers,
     is_english,
+    missing_codes,
     order,
     rrf,
 )
@@ -38,6 +39,13 @@ def test_identifiers_found_in_queries() -> None:
     # a one-letter fault code, written against the Chinese around it
     assert identifiers("E117报警咋处理").strings == ["e117"]
     assert not identifiers("A4纸和5G网络").strings
+
+
+def test_a_code_counts_as_missing_only_when_no_text_carries_it() -> None:
+    asked = identifiers("E208报警怎么处理，参照《设备管理办法》第三条")
+    assert missing_codes(asked, ["E207 冷却水压力低", "E209 电机过热"]) == ["e208"]
+    assert missing_codes(asked, ["故障代码: E-208; 处置方法: 停机"]) == []  # hyphens aside
+    assert missing_codes(identifiers("《设备管理办法》第三条"), ["无关"]) == []  # no code asked
 
 
 def test_exact_matches_count_clause_and_text() -> None:

@@ -110,6 +110,17 @@ def test_scanned_clauses_are_found_through_ocr(ingested) -> None:
     assert results[0].page_start == 2
 
 
+def test_a_code_no_document_states_has_no_answer(ingested) -> None:
+    """SEC-3001 is in the remote-work policy (written SEC3001 here); SEC-3999 is nowhere,
+    however alike its neighbours' rows read."""
+    _, settings = ingested
+    known = search(settings, "VPN 报 SEC3001 怎么办", as_of=date(2026, 6, 1))
+    assert known.verdict != "no_answer"
+    unknown = search(settings, "VPN 报 SEC-3999 怎么办", as_of=date(2026, 6, 1))
+    assert unknown.verdict == "no_answer" and unknown.results
+    assert unknown.reason == "no candidate carries sec-3999, the code asked about"
+
+
 def test_acl_and_tenant_filters_hide_what_the_reader_may_not_see(ingested) -> None:
     _, settings = ingested
     today = date(2026, 5, 1)

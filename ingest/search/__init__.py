@@ -48,6 +48,7 @@ from ingest.search.fusion import (
     exact_matches,
     identifiers,
     is_english,
+    missing_codes,
     order,
     rrf,
 )
@@ -283,6 +284,9 @@ def hybrid_search(
         ))
     explained_results = [r.signals for r in results if r.signals]
     no_answer, why = abstains(explained_results), answer_reason(explained_results)
+    unknown = missing_codes(ids, (f"{c.prefix}\n{c.text}" for c in chunks.values()))
+    if final and unknown:  # every candidate read: BM25 ranks a chunk naming the code first
+        no_answer, why = True, f"no candidate carries {', '.join(unknown)}, the code asked about"
     found = ([] if no_answer or not final
              else conflicts(query_tokens(fixed), results, (precedence or Precedence()).first))
     sides = {c for conflict in found for c in (conflict.a.chunk_id, conflict.b.chunk_id)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -96,9 +96,29 @@ def exact_matches(ids: Identifiers, clause_no: str | None, text: str) -> int:
     what ranks a chunk first."""
     if not (ids.clauses or ids.strings):
         return 0
-    body = normalise(text)
+    body = _bare(normalise(text))
     own = clause_key(clause_no)
-    return sum(own == c for c in ids.clauses) + sum(s in body for s in ids.strings)
+    return sum(own == c for c in ids.clauses) + sum(_bare(s) in body for s in ids.strings)
+
+
+def _bare(text: str) -> str:
+    """Without hyphens and underscores: SEC3001 is written SEC-3001 in the policy."""
+    return re.sub(r"[-_]", "", text)
+
+
+def missing_codes(ids: Identifiers, texts: Iterable[str]) -> list[str]:
+    """The query's codes (E208, SEC-3001; not titles or clause numbers) when none of `texts`
+    carries any of them, hyphens aside: a question about a code the index never states has no
+    answer here, however close the neighbouring codes' rows read."""
+    codes = [s for s in ids.strings if not s.startswith("《")]
+    if not codes:
+        return []
+    bare = [_bare(code) for code in codes]
+    for text in texts:
+        body = _bare(normalise(text))
+        if any(code in body for code in bare):
+            return []
+    return codes
 
 
 def amount_matches(ids: Identifiers, text: str) -> int:
