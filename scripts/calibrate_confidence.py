@@ -77,10 +77,11 @@ def ask(cases_file: Path, settings: Settings) -> list[Case]:
                 case.question, tenant_id=case.tenant or settings.default_tenant,
                 groups=case.groups or settings.default_acl, as_of=case.as_of or date.today(),
                 k=depth)
-            results = [r for r in response.results if r.signals][:depth]
+            results = [r for r in response.results if r.signals is not None][:depth]
             relevant = [float(not case.no_answer and any(e.matches(r) for e in case.expected))
                         for r in results]
-            asked.append((case.no_answer, [r.signals for r in results if r.signals], relevant))
+            signals = [r.signals for r in results if r.signals is not None]
+            asked.append((case.no_answer, signals, relevant))
     return asked
 
 
