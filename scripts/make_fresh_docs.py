@@ -26,20 +26,20 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import re
-import zipfile
 from pathlib import Path
 
 import docx
 import openpyxl
 import pptx
 import pymupdf
+
+# byte-stable OOXML and Word footnotes, as the format set makes them
+from make_format_docs import fixed_zip, footnote_reference, with_footnotes
 from openpyxl.styles import Alignment, Font
 from pptx.util import Inches, Pt
 
 OUT = Path(__file__).resolve().parent.parent / "eval" / "fresh_docs"
 FIXED = dt.datetime(2026, 5, 26, 9, 0, 0)
-ZIP_DATE = (2026, 5, 26, 9, 0, 0)
 CJK = "china-s"
 COMPANY = "澄湖食品股份有限公司"
 
@@ -409,7 +409,6 @@ def main() -> None:
 
 
 # ----------------------------------------------------------------------------- writers
-W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
 def write_hygiene(path: Path) -> None:
@@ -452,59 +451,6 @@ def write_plain_docx(path: Path, title: str, issued: str, clauses: list[str]) ->
     buffer = io.BytesIO()
     document.save(buffer)
     path.write_bytes(fixed_zip(buffer.getvalue()))
-
-
-def footnote_reference(number: int):
-    from docx.oxml import parse_xml
-
-    return parse_xml(f'<w:r xmlns:w="{W}"><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
-                     f'<w:footnoteReference w:id="{number}"/></w:r>')
-
-
-def with_footnotes(data: bytes, notes: list[str]) -> bytes:
-    """Add word/footnotes.xml, its content type and relationship to a saved .docx."""
-    ftype = "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"
-    frel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes"
-    separators = ('<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r>'
-                  '</w:p></w:footnote><w:footnote w:type="continuationSeparator" w:id="0">'
-                  '<w:p><w:r><w:continuationSeparator/></w:r></w:p></w:footnote>')
-    body = "".join(
-        f'<w:footnote w:id="{i}"><w:p><w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
-        f'<w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> {note}</w:t></w:r></w:p>'
-        f'</w:footnote>' for i, note in enumerate(notes, start=1))
-    part = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            f'<w:footnotes xmlns:w="{W}">{separators}{body}</w:footnotes>')
-    with zipfile.ZipFile(io.BytesIO(data)) as old:
-        parts = {info.filename: old.read(info) for info in old.infolist()}
-    parts["word/footnotes.xml"] = part.encode()
-    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
-        b"</Types>",
-        f'<Override PartName="/word/footnotes.xml" ContentType="{ftype}"/></Types>'.encode())
-    rels = "word/_rels/document.xml.rels"
-    parts[rels] = parts[rels].replace(
-        b"</Relationships>",
-        f'<Relationship Id="rIdFn1" Type="{frel}" Target="footnotes.xml"/>'
-        '</Relationships>'.encode())
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as new:
-        for name, content in parts.items():
-            new.writestr(name, content)
-    return buffer.getvalue()
-
-
-def fixed_zip(data: bytes) -> bytes:
-    """Rewrite an OOXML zip with fixed member timestamps so the bytes are stable."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as old, \
-            zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as new:
-        for info in old.infolist():
-            content = old.read(info)
-            if info.filename == "docProps/core.xml":
-                content = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*",
-                                 rb"\g<1>2026-05-26T09:00:00Z", content)
-            new.writestr(zipfile.ZipInfo(info.filename, date_time=ZIP_DATE), content,
-                         compress_type=zipfile.ZIP_DEFLATED)
-    return buffer.getvalue()
 
 
 def wrap(text: str, width: float, font: str, size: float) -> list[str]:
