@@ -74,7 +74,8 @@ SERVED = "served"  # final as `kbflow search` serves it (signals included): time
 # final search's rules (ingest.search.SearchOptions), each switched off alone with --rules
 RULES = {"final-typos": "typo_correction", "final-synonyms": "synonyms",
          "final-language": "language_weights", "final-exact": "exact_first",
-         "final-graph": "graph", "final-sentences": "sentences"}
+         "final-graph": "graph", "final-sentences": "sentences",
+         "final-crosslingual": "crosslingual"}
 RECORD = "realworld-ingest.json"  # the ingest's figures, kept in the data dir for --skip-ingest
 
 

@@ -5,8 +5,8 @@
 Each gold set is asked of its ingested index (`kbflow --data-dir DATA_DIR ingest …` first) by
 final search as served, then with one rule switched off at a time (ingest.search.SearchOptions:
 typo correction, synonym expansion, language weights, exact identifiers first, the graph list,
-the authority prior, the best-sentence list). A tag whose Recall@5 or MRR falls without a rule
-is a tag the rule helps.
+the authority prior, the best-sentence list, the cross-lingual lists). A tag whose Recall@5 or
+MRR falls without a rule is a tag the rule helps.
 The same switches score the real-world questions: `python -m bench.realworld --rules`.
 Writes the section "Each rule, switched off" of bench/RESULTS.md.
 """
@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 SECTION = "## Each rule, switched off (gold sets)"
 RULES = {"typo_correction": "typos", "synonyms": "synonyms", "language_weights": "language",
          "exact_first": "exact first", "graph": "graph", "authority": "authority",
-         "sentences": "sentences"}
+         "sentences": "sentences", "crosslingual": "cross-lingual"}
 
 
 def main() -> None:

@@ -204,7 +204,7 @@ def test_candidates_best_sentences_join_the_fusion_as_a_third_list(ingested) -> 
     _, settings = ingested
     ask = {"tenant_id": settings.default_tenant, "groups": settings.default_acl,
            "as_of": date(2026, 5, 1), "k": 10}
-    plain = SearchOptions(graph=False, authority=False, exact_first=False)
+    plain = SearchOptions(graph=False, authority=False, exact_first=False, crosslingual=False)
     with Searcher(settings) as searcher:
         fused = searcher.search("出差打车超标了还能报吗", options=plain, **ask)
         without = searcher.search("出差打车超标了还能报吗",
@@ -224,7 +224,7 @@ def test_candidates_best_sentences_join_the_fusion_as_a_third_list(ingested) -> 
         assert r.score == pytest.approx(rrf(r.bm25_rank, r.dense_rank))
     # The graph keeps its share against three text lists: the clause the graph reaches
     # (SEC-2003's handling cites clause 3.2) stays in the top 5, as with two lists.
-    graph = SearchOptions(authority=False, exact_first=False)
+    graph = SearchOptions(authority=False, exact_first=False, crosslingual=False)
     with Searcher(settings) as searcher:
         cited = searcher.search("SEC-2003 处理方式引用的条款要求谁审批?", options=graph,
                                 **ask | {"as_of": date(2026, 6, 1), "k": 5})

@@ -8,25 +8,21 @@ name. Bad input is refused with its reason before anything of it is published.""
 
 from __future__ import annotations
 
-import logging
 import re
 import uuid
 from datetime import date
 from pathlib import Path
 
 import pytest
+from tests_support import ingest, tree
 
 from ingest.config import Settings
 from ingest.lifecycle import open_generation
 from ingest.manifest import ManifestStore
 from ingest.models import State
-from ingest.parse import discover
-from ingest.pipeline import InProcess, RunContext, run_pipeline
-from ingest.pipeline.report import IngestSummary
 from ingest.scopes import TenantTreeError
 from ingest.search import Searcher, SearchResponse
 
-LOG = logging.getLogger("test_scopes_ingest")
 PARENTS = "hc-precision: default\nhc-logistics: default\n"
 AS_OF = date(2026, 1, 1)
 
@@ -34,14 +30,6 @@ AS_OF = date(2026, 1, 1)
 def policy(title: str, amount: int) -> str:
     return (f"# {title}\n\n生效日期：2025年1月1日\n\n## 第一章 住宿\n\n"
             f"第一条 员工出差住宿费标准为每晚{amount}元，超出部分自理。\n")
-
-
-def tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 GROUP = {
@@ -54,13 +42,6 @@ GROUP = {
     "hc-logistics/_meta.yaml": "tenant_id: hc-logistics\nacl: [all-staff]\n",
     "hc-logistics/travel.md": policy("物流公司差旅细则", 300),
 }
-
-
-def ingest(settings: Settings, root: Path, run_id: str = "r1") -> IngestSummary:
-    with ManifestStore(settings.manifest) as manifest:
-        ctx = RunContext(settings=settings, manifest=manifest, run_id=run_id, steps=InProcess(),
-                         log=LOG)
-        return run_pipeline(ctx, str(root), [(path, root) for path in discover(root)])
 
 
 def search(settings: Settings, tenant: str, groups: tuple[str, ...] = ("all-staff",),

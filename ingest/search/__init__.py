@@ -42,6 +42,12 @@ from ingest.search.confidence import (
     term_cover,
     term_weights,
 )
+from ingest.search.crosslingual import (
+    OWN_LANGUAGE_DEPTH,
+    CrossLingualRanks,
+    crosslingual_ranks,
+    own_language_cover,
+)
 from ingest.search.fusion import (
     Identifiers,
     amount_matches,
@@ -56,6 +62,7 @@ from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, se
 from ingest.search.rewrite import QueryRewrite, Vocabulary, rewrite
 from ingest.search.verdict import Conflict, Precedence, Verdict, conflicts, decide
 from ingest.stores import open_stores
+from ingest.stores.crosslingual import CrossLingualIndex
 from ingest.stores.protocols import LexicalStore, VectorStore
 from ingest.stores.tokens import query_tokens
 
@@ -86,6 +93,8 @@ class SearchResult(BaseModel):
     dense_rank: int | None
     sentence_rank: int | None = Field(None, description="rank among the candidates by their "
                                       "best sentence (final search)")
+    crosslingual_rank: int | None = Field(None, description="rank in the cross-lingual index's "
+                                          "list, when the query got it (final search)")
     signals: Signals | None = Field(description="what the query and this result share (None "
                                     "below the options' signal_depth)")
     graph_rank: int | None = None
@@ -128,6 +137,8 @@ class SearchOptions(BaseModel):
     sentences: bool = Field(True, description="the two paths' candidates, ranked by their best "
                             "single sentence against the query, join the fusion as a third "
                             "list")
+    crosslingual: bool = Field(True, description="add the cross-lingual index's lists for an "
+                               "English question or a clearly other-language best match")
     signal_depth: int = Field(10, ge=0, le=100, description="how many results, from the top, "
                               "get confidence signals (term cover, cosines; the costly part of "
                               "a deep search); the abstention reads these")
@@ -174,6 +185,7 @@ def hybrid_search(
     vocabulary: Vocabulary | None = None,
     options: SearchOptions | None = None,
     precedence: Precedence | None = None,
+    crosslingual: CrossLingualIndex | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(tenant_id=tenant_id, ancestors=list(ancestors), groups=groups,
                        as_of=as_of, hidden_keys=manifest.hidden_keys())
@@ -199,6 +211,17 @@ def hybrid_search(
         ranked["dense"] = [h.chunk_id for h in hits]
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks({c for ids_ in ranked.values() for c in ids_})
+    if reader is not None:
+        reader.prefetch(query_tokens(fixed))
+    rarity = term_weights(fixed, reader.terms if reader else {},
+                          reader.largest_df if reader else 0)
+    across = CrossLingualRanks()
+    if crosslingual is not None and final and opts.crosslingual:
+        leading = {c for ids_ in ranked.values() for c in ids_[:OWN_LANGUAGE_DEPTH]}
+        own = own_language_cover(query, [chunks[c] for c in leading if c in chunks],
+                                 lambda text: term_cover(rarity, text)[1])
+        across = crosslingual_ranks(crosslingual, query, flt, manifest, depth, own)
+    chunks |= {c: chunk for c, chunk in across.chunks.items() if c not in chunks}
     closest: dict[str, float] = {}  # chunk id → its best sentence's cosine with the query
     if dense_used and final and opts.sentences:
         # A whole chunk's vector blurs the one sentence that answers among several that do
@@ -209,6 +232,8 @@ def hybrid_search(
     weights = ({} if not (final and opts.language_weights)
                else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE)
     scores = rrf(ranked, weights, rrf_k)
+    for chunk_id, share in across.scores(rrf_k).items():
+        scores[chunk_id] = scores.get(chunk_id, 0.0) + share
 
     def seeds() -> list[tuple[str, str]]:
         """BM25's best hits: a clause question names its clause by identifiers (SEC-2001)."""
@@ -249,10 +274,6 @@ def hybrid_search(
                                [chunks[c] for c in explained if c not in closest])
     answers = ids.without_titles()  # what, carried exactly, answers whatever the wording
     results = []
-    if reader is not None:
-        reader.prefetch(query_tokens(fixed))
-    rarity = term_weights(fixed, reader.terms if reader else {},
-                          reader.largest_df if reader else 0)
     for position, chunk_id in enumerate(top, start=1):
         chunk = chunks[chunk_id]
         signals = None
@@ -266,6 +287,7 @@ def hybrid_search(
                 exact=exact_matches(answers, chunk.clause_no, chunk.text) > 0,
                 amount=amount_matches(ids, chunk.text) > 0,
                 sentence=round(closest[chunk_id], 4),
+                crosslingual=round(across.similarity.get(chunk_id, 0.0), 4),
             )
         results.append(SearchResult(
             rank=position, chunk_id=chunk_id, doc_id=unscoped_doc_id(chunk.doc_id),
@@ -279,6 +301,7 @@ def hybrid_search(
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
             dense_rank=ranks.get("dense", {}).get(chunk_id),
             sentence_rank=ranks.get("sentence", {}).get(chunk_id), signals=signals,
+            crosslingual_rank=across.rank_of(chunk_id),
             graph_rank=graph_ranks[chunk_id][0] if chunk_id in graph_ranks else None,
             graph_path=graph_ranks[chunk_id][1] if chunk_id in graph_ranks else None,
         ))
@@ -355,7 +378,7 @@ class Searcher:
             ancestors=self.scopes.ancestors(tenant_id), groups=groups, as_of=as_of, k=k,
             rrf_k=self._settings.rrf_k, min_coverage=self._settings.dense_min_coverage,
             mode=mode, graph=self._graph, vocabulary=self._vocabulary, options=options,
-            precedence=self._precedence,
+            precedence=self._precedence, crosslingual=self._stores.crosslingual,
         )
 
     def close(self) -> None:

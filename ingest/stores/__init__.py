@@ -1,5 +1,7 @@
 """Stores behind three protocols (vector, lexical, graph); `open_stores` opens one generation
-of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers.
+of them for the configured profile: embedded files, or Milvus/Elasticsearch/Neo4j servers. The
+cross-lingual index (ingest.stores.crosslingual) is a second vector store, written and cleaned
+with the first.
 
 Embedded, readers never wait for writers: vectors and BM25 are SQLite files in WAL mode, and the
 LadybugDB graph, which admits one read-write process per file, is held only while written
@@ -18,6 +20,7 @@ from typing import Any
 
 from ingest.config import Settings
 from ingest.stores import tokens
+from ingest.stores.crosslingual import CrossLingualIndex
 from ingest.stores.protocols import GraphStore, LexicalStore, VectorStore
 
 log = logging.getLogger(__name__)
@@ -28,19 +31,23 @@ class Stores:
     vectors: VectorStore
     lexical: LexicalStore
     graph: GraphStore
+    crosslingual: CrossLingualIndex | None = None  # None: KBFLOW_CROSSLINGUAL is off
+
+    def _all(self) -> list[VectorStore | LexicalStore | GraphStore | CrossLingualIndex]:
+        extra = [self.crosslingual] if self.crosslingual is not None else []
+        return [self.vectors, self.lexical, self.graph, *extra]
 
     def close(self) -> None:
-        for store in (self.vectors, self.lexical, self.graph):
+        for store in self._all():
             store.close()
 
     def activate(self) -> None:
         """Switch every role's alias to this generation (vectors last: search follows them)."""
-        self.graph.activate()
-        self.lexical.activate()
-        self.vectors.activate()
+        for store in reversed(self._all()):
+            store.activate()
 
     def drop(self) -> None:
-        for store in (self.vectors, self.lexical, self.graph):
+        for store in self._all():
             store.drop()
 
 
@@ -129,8 +136,38 @@ class SharedGraph:
 def open_stores(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
     tokens.use_dictionaries(settings)  # the user's glossary terms segment as words, in and out
     if settings.profile == "servers":
-        return _open_servers(settings, model, dimension, generation)
-    return _open_embedded(settings, model, dimension, generation)
+        stores = _open_servers(settings, model, dimension, generation)
+    else:
+        stores = _open_embedded(settings, model, dimension, generation)
+    if settings.crosslingual:
+        try:
+            stores.crosslingual = _open_crosslingual(settings, generation)
+        except BaseException:
+            stores.close()
+            raise
+    return stores
+
+
+def _open_crosslingual(settings: Settings, generation: str) -> CrossLingualIndex:
+    """The cross-lingual index of one generation, beside the dense path's vectors."""
+    from ingest.embed import Embedder
+    from ingest.embed.encoders import USE_DIMENSION, USE_MODEL
+
+    store: VectorStore
+    if settings.profile == "servers":
+        from ingest.stores.milvus import MilvusVectorStore
+
+        store = MilvusVectorStore(settings.milvus_uri, USE_DIMENSION, USE_MODEL, generation,
+                                  collection=f"{settings.namespace}_crosslingual")
+    else:
+        from ingest.stores.sqlite_vectors import SqliteVectorStore
+
+        store = SqliteVectorStore(settings.vectors_path, USE_DIMENSION, USE_MODEL, generation,
+                                  alias="kbflow_crosslingual")
+    # The text alone: a shared title prefix pulled a document's chunks together in this
+    # encoder's space (blind set, bench/RESULTS.md).
+    return CrossLingualIndex(store, Embedder(USE_MODEL, settings.vector_cache_path,
+                                             prefixed=False))
 
 
 def _open_servers(settings: Settings, model: str, dimension: int, generation: str) -> Stores:
