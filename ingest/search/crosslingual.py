@@ -16,7 +16,7 @@ better), so it joins the fusion only where it adds what the other paths lack:
   reimbursement-table rows above the English clause on home internet, which holds its words.
 
 Measured on the blind set (eval/fresh_cases.jsonl, written by someone who never read this code):
-Recall@5 0.80 → 0.96, with no tag falling there or on the sample cases; the margin 0.05 was
+Recall@5 0.80 → 0.94, with no tag falling there or on the other gold sets; the margin 0.05 was
 chosen while looking at that set (on the sample cases, 0.042 is the closest a Chinese
 question's wrong English chunk comes), so its gain is optimistic (bench/RESULTS.md).
 """
