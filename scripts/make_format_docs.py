@@ -18,6 +18,7 @@ import datetime as dt
 import io
 import re
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import docx
@@ -222,27 +223,36 @@ def with_footnotes(data: bytes, notes: list[str]) -> bytes:
     return buffer.getvalue()
 
 
-def write_deck(path: Path) -> None:
+def deck_bytes(slides: list[tuple[str, list[str], str]], footer_text: str,
+               page_label: Callable[[int, int], str], title: str = "",
+               created: dt.datetime = FIXED) -> bytes:
+    """A byte-stable deck: a title slide, then bullet slides, each with the same footer and a
+    page label in its own text box, and speaker notes where given."""
     deck = pptx.Presentation()
-    deck.core_properties.created = deck.core_properties.modified = FIXED
-    for number, (title, points, notes) in enumerate(SLIDES, start=1):
-        layout = deck.slide_layouts[0 if number == 1 else 1]
-        slide = deck.slides.add_slide(layout)
-        slide.shapes.title.text = title
+    deck.core_properties.created = deck.core_properties.modified = created
+    if title:
+        deck.core_properties.title = title
+    for number, (heading, points, notes) in enumerate(slides, start=1):
+        slide = deck.slides.add_slide(deck.slide_layouts[0 if number == 1 else 1])
+        slide.shapes.title.text = heading
         body = slide.placeholders[1].text_frame
         body.text = points[0]
         for point in points[1:]:
             body.add_paragraph().text = point
         footer = slide.shapes.add_textbox(Inches(0.5), Inches(7.0), Inches(6), Inches(0.4))
-        footer.text_frame.text = SLIDE_FOOTER
+        footer.text_frame.text = footer_text
         footer.text_frame.paragraphs[0].runs[0].font.size = Pt(10)
         page = slide.shapes.add_textbox(Inches(9.0), Inches(7.0), Inches(0.8), Inches(0.4))
-        page.text_frame.text = str(number)
+        page.text_frame.text = page_label(number, len(slides))
         if notes:
             slide.notes_slide.notes_text_frame.text = notes
     buffer = io.BytesIO()
     deck.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    return fixed_zip(buffer.getvalue())
+
+
+def write_deck(path: Path) -> None:
+    path.write_bytes(deck_bytes(SLIDES, SLIDE_FOOTER, lambda number, _: str(number)))
 
 
 def write_notice(path: Path) -> None:

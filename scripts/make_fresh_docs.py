@@ -30,13 +30,11 @@ from pathlib import Path
 
 import docx
 import openpyxl
-import pptx
 import pymupdf
 
 # byte-stable OOXML and Word footnotes, as the format set makes them
-from make_format_docs import fixed_zip, footnote_reference, with_footnotes
+from make_format_docs import deck_bytes, fixed_zip, footnote_reference, with_footnotes
 from openpyxl.styles import Alignment, Font
-from pptx.util import Inches, Pt
 
 OUT = Path(__file__).resolve().parent.parent / "eval" / "fresh_docs"
 FIXED = dt.datetime(2026, 5, 26, 9, 0, 0)
@@ -571,26 +569,8 @@ def write_recall_pdf(path: Path) -> None:
 
 
 def write_deck(path: Path) -> None:
-    deck = pptx.Presentation()
-    deck.core_properties.created = deck.core_properties.modified = FIXED
-    deck.core_properties.title = "消费者投诉处理培训"
-    for number, (title, points, notes) in enumerate(SLIDES, start=1):
-        slide = deck.slides.add_slide(deck.slide_layouts[0 if number == 1 else 1])
-        slide.shapes.title.text = title
-        body = slide.placeholders[1].text_frame
-        body.text = points[0]
-        for point in points[1:]:
-            body.add_paragraph().text = point
-        footer = slide.shapes.add_textbox(Inches(0.5), Inches(7.0), Inches(6), Inches(0.4))
-        footer.text_frame.text = SLIDE_FOOTER
-        footer.text_frame.paragraphs[0].runs[0].font.size = Pt(10)
-        page = slide.shapes.add_textbox(Inches(9.0), Inches(7.0), Inches(0.8), Inches(0.4))
-        page.text_frame.text = f"{number}/{len(SLIDES)}"
-        if notes:
-            slide.notes_slide.notes_text_frame.text = notes
-    buffer = io.BytesIO()
-    deck.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(deck_bytes(SLIDES, SLIDE_FOOTER, lambda number, total: f"{number}/{total}",
+                                title="消费者投诉处理培训", created=FIXED))
 
 
 def write_workbook(path: Path) -> None:

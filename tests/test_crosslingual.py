@@ -7,16 +7,14 @@ document's rows leave it."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import date
 from pathlib import Path
 
 import pytest
-from tests_support import ingest, tree
+from tests_support import ingest, profile_settings, tree
 
 from ingest.config import Settings
 from ingest.lifecycle import delete_documents, open_generation
-from ingest.manifest import ManifestStore
 from ingest.search import Searcher, SearchOptions, SearchResponse
 from ingest.search.confidence import ANSWERABLE_FROM
 from ingest.search.crosslingual import language
@@ -97,19 +95,7 @@ DELIVERY = "送货车几点之前要到？"
 
 @pytest.fixture(params=["embedded", "servers"])
 def profile(request: pytest.FixtureRequest, tmp_path: Path):
-    if request.param == "embedded":
-        yield Settings(data_dir=tmp_path / "data")
-        return
-    settings = Settings(data_dir=tmp_path / "data", profile="servers",
-                        manifest_url=request.getfixturevalue("postgres_database"),
-                        namespace=f"t{uuid.uuid4().hex[:10]}")
-    yield settings
-    with ManifestStore(settings.manifest) as manifest:
-        generation = manifest.generation
-    if generation:
-        stores = open_generation(settings, generation)
-        stores.drop()
-        stores.close()
+    yield from profile_settings(request, tmp_path)
 
 
 def ask(settings: Settings, query: str, *, tenant: str = "default", crosslingual: bool = True

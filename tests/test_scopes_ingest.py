@@ -9,15 +9,13 @@ name. Bad input is refused with its reason before anything of it is published.""
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import date
 from pathlib import Path
 
 import pytest
-from tests_support import ingest, tree
+from tests_support import ingest, profile_settings, tree
 
 from ingest.config import Settings
-from ingest.lifecycle import open_generation
 from ingest.manifest import ManifestStore
 from ingest.models import State
 from ingest.scopes import TenantTreeError
@@ -60,19 +58,7 @@ def scoped(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
     """Settings of the parametrized profile, with the group's tenant parents file."""
     parents = tmp_path / "parents.yaml"
     parents.write_text(PARENTS, encoding="utf-8")
-    if request.param == "embedded":
-        yield Settings(data_dir=tmp_path / "data", tenant_parents=parents)
-        return
-    database = request.getfixturevalue("postgres_database")
-    settings = Settings(data_dir=tmp_path / "data", tenant_parents=parents, profile="servers",
-                        manifest_url=database, namespace=f"t{uuid.uuid4().hex[:10]}")
-    yield settings
-    with ManifestStore(settings.manifest) as manifest:
-        generation = manifest.generation
-    if generation:
-        stores = open_generation(settings, generation)
-        stores.drop()
-        stores.close()
+    yield from profile_settings(request, tmp_path, tenant_parents=parents)
 
 
 def test_a_subsidiary_reader_sees_the_group_and_its_own_never_a_sibling(
