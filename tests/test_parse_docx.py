@@ -333,16 +333,29 @@ def test_comments_are_counted_not_indexed(tmp_path: Path) -> None:
     assert (result.chars_seen or 0) - chars_seen(plain) == result.chars_skipped
 
 
-def test_headers_and_footers_are_counted_not_indexed(tmp_path: Path) -> None:
+def test_header_and_footer_text_is_indexed_once_a_page_number_is_not(tmp_path: Path) -> None:
+    """A document number printed only in the footer is what a reader asks for: the headers'
+    and footers' text comes once, labelled, after the body; a footer that is only a page
+    number is counted, not indexed."""
     plain = save(contract(with_notes=False), tmp_path / "plain.docx")
     document = contract(with_notes=False)
     document.sections[0].header.paragraphs[0].text = "某某集团内部资料 严禁外传"
-    document.sections[0].footer.paragraphs[0].text = "第 1 页"
-    doc = parse(save(document, tmp_path / "paged.docx"))
+    document.sections[0].footer.paragraphs[0].text = "文件编号:MM-FW-007 版本:A/1"
+    document.add_section().footer.is_linked_to_previous = True  # the same footer again
+    doc = parse(save(document, tmp_path / "numbered.docx"))
+    assert texts(doc) == [*texts(parse(plain)), "页眉页脚",
+                          "某某集团内部资料 严禁外传 | 文件编号:MM-FW-007 版本:A/1"]
+    assert [b.kind for b in doc.blocks[-2:]] == [BlockKind.HEADING, BlockKind.PARAGRAPH]
+    assert doc.meta.title == parse(plain).meta.title  # the margins' heading names no document
+    assert doc.report.skipped == {}
+
+    paged = contract(with_notes=False)
+    paged.sections[0].footer.paragraphs[0].text = "第 1 页"
+    doc = parse(save(paged, tmp_path / "paged.docx"))
     assert texts(doc) == texts(parse(plain))
-    assert doc.report.skipped == {"headers_footers": 2}
+    assert doc.report.skipped == {"headers_footers": 1}
     result = parse_docx((tmp_path / "paged.docx").read_bytes(), DEFAULT_LIMITS)
-    assert result.chars_skipped == len("某某集团内部资料严禁外传第1页")
+    assert result.chars_skipped == len("第1页")
     assert (result.chars_seen or 0) - chars_seen(plain) == result.chars_skipped
 
 

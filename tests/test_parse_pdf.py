@@ -70,9 +70,14 @@ def test_no_running_header_or_footer_in_any_sample_pdf(scanned: ParsedDocument) 
             if path.name != "seal_policy_scanned.pdf"]
     assert len(docs) >= 4
     for doc in [*docs, scanned]:
-        leaked = [b.text for b in doc.blocks if RUNNING.search(b.text)]
+        *body, heading, margins = doc.blocks
+        leaked = [b.text for b in body if RUNNING.search(b.text)]
         assert not leaked, (doc.meta.doc_id, leaked)
         assert doc.report.headers_footers_removed == 2 * doc.pages
+        # kept once, in a section of their own at the end, without the page numbers
+        assert (heading.kind, heading.text) == (BlockKind.HEADING, "页眉页脚"), doc.meta.doc_id
+        assert "内部制度文件" in margins.text and margins.page == doc.pages
+        assert not re.search(r"第\s*\d+\s*页", margins.text)
 
 
 # ---- tables -----------------------------------------------------------------------------------
@@ -200,6 +205,20 @@ def test_heading_levels_rank_by_font_size_then_bold(tmp_path: Path) -> None:
     assert parsed.blocks[-1].text == (
         "The company lends one laptop and one monitor to each employee. "
         "It must be returned at the end of the arrangement.")
+
+
+def test_a_larger_label_and_value_line_is_text_not_a_heading(tmp_path: Path) -> None:
+    """A signature line set larger (a seal stamped over it widens its box when scanned) keeps
+    its words in the text; a larger line without a label is still a heading."""
+    parsed = parse(write(tmp_path / "notice.pdf", pdf_bytes([[
+        (72, 100, "消防联动测试安排", 16),
+        (72, 140, "测试期间消防广播将反复启动,请租户提前告知员工。", 11),
+        (300, 200, "项目经理:韩立峰(签字)", 14),
+        (300, 230, "2026年6月2日", 11),
+    ]])))
+    assert [(b.kind, b.text) for b in parsed.blocks if b.kind == BlockKind.HEADING] == [
+        (BlockKind.HEADING, "消防联动测试安排")]
+    assert any("韩立峰" in b.text for b in parsed.blocks if b.kind == BlockKind.PARAGRAPH)
 
 
 @pytest.mark.parametrize("footer", ["- 1 -", "第 1 页", "1/3", "Page 1 of 3", "共 3 页 第 1 页"])

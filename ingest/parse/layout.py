@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ingest.models import Block, BlockKind
-from ingest.parse.boilerplate import line_shape, repeated_shapes
+from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
 from ingest.text import (
     ARTICLE,
     is_structure_start,
@@ -22,14 +22,8 @@ from ingest.text import (
 
 MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and footers live
 HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
-_PAGE_NUMBER = re.compile(
-    r"[-–—~_\s]*\d{1,4}[-–—~_\s]*"  # "3", "- 3 -"
-    r"|第\s*\d{1,4}\s*页(?:\s*[,，/]?\s*共\s*\d{1,4}\s*页)?"  # "第 3 页", "第 3 页 共 10 页"
-    r"|共\s*\d{1,4}\s*页\s*[,，]?\s*第\s*\d{1,4}\s*页"  # "共 10 页 第 3 页"
-    r"|\d{1,4}\s*/\s*\d{1,4}"  # "3/10"
-    r"|(?:page|p\.)\s*\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?",  # "Page 3 of 10"
-    re.IGNORECASE,
-)
+# a Chinese label, a colon, a value (text is NFKC already); "Part 1: Scope" stays a heading
+FIELD = re.compile(r"[\u4e00-\u9fff]{1,8}:\s*\S")
 
 
 @dataclass
@@ -68,10 +62,6 @@ class TableItem(Boxed, Protocol):
 
 def in_margin(y0: float, y1: float, height: float) -> bool:
     return y1 < height * MARGIN_SHARE or y0 > height * (1 - MARGIN_SHARE)
-
-
-def is_page_number(text: str) -> bool:
-    return bool(_PAGE_NUMBER.fullmatch(text.strip()))
 
 
 # ---- reading order -----------------------------------------------------------------------------
@@ -226,7 +216,10 @@ def _mark_headings(blocks: list[Block], runs: list[list[Line]], lines: list[Line
 
 
 def _looks_styled(text: str, run: list[Line], body: float) -> bool:
-    if len(run) > 2 or ARTICLE.match(text) or not looks_like_heading(text):
+    """Short, not a clause, and larger or bold. A "label: value" line is a field, however it
+    is set: a signature line (项目经理:韩立峰) read from a scan comes out larger when the seal
+    stamped over it widens its box, and as a heading its words left the searched text."""
+    if len(run) > 2 or ARTICLE.match(text) or not looks_like_heading(text) or FIELD.match(text):
         return False
     return max(line.size for line in run) >= body * HEADING_SIZE_RATIO or all(
         line.bold for line in run)

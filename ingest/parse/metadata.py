@@ -298,10 +298,11 @@ def complete_meta(meta: DocumentMeta, blocks: list[Block], stated_title: str = "
     return meta.model_copy(update={"title": title, "effective_from": effective_from}), source
 
 
-# A revision or version line, a date or a page number says which copy, not what the document is.
+# A revision or version line, a date or a page number says which copy, not what the document is;
+# the page margins' heading (ingest.parse.boilerplate) names no document.
 _NOT_A_TITLE = re.compile(
     r"^(?:rev(?:ision)?\.?|version|ver\.?|v\d|draft|page|第\s*\d+\s*页|版本|修订|修改记录|页)"
-    r"|^[\d\s./\-年月日:：]+$", re.I)
+    r"|^[\d\s./\-年月日:：]+$|^(?:页眉页脚|header and footer)$", re.I)
 
 
 def _not_a_title(text: str) -> bool:

@@ -12,6 +12,7 @@ import pdfplumber
 import pymupdf
 from pdfplumber.pdf import PDF as PlumberPDF
 
+from ingest.parse.boilerplate import is_page_number, margin_blocks
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.layout import (
     HEADING_SIZE_RATIO,
@@ -19,7 +20,6 @@ from ingest.parse.layout import (
     Line,
     blocks_from_items,
     in_margin,
-    is_page_number,
     reading_order,
     running_lines,
 )
@@ -61,6 +61,7 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
     lines = [item for items in pages for item in items if isinstance(item, Line)]
     running = running_lines(lines, result.pages)
     result.headers_footers_removed = len(running)
+    margins = margin_blocks((line.text for line in lines if id(line) in running), result.pages)
     pages = [[item for item in items if id(item) not in running] for items in pages]
     if _meaningful_title(stated_title):
         result.title, result.title_source = stated_title, "metadata"
@@ -68,6 +69,7 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
         result.title, result.title_source = heading, "largest text"
     link_continuations(pages)
     result.blocks = blocks_from_items([item for items in pages for item in items], is_caption)
+    result.blocks += margins
     return result
 
 

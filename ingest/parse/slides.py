@@ -25,9 +25,8 @@ from pptx.table import Table as PptxTable
 from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
-from ingest.parse.boilerplate import line_shape, repeated_shapes
+from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
 from ingest.parse.coverage import indexed_chars, visible_chars
-from ingest.parse.layout import is_page_number
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize

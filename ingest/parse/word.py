@@ -4,8 +4,9 @@ Body paragraphs and tables, with content controls (w:sdt) read like the body aro
 boxes, and picture alt text that says something, right after the paragraph they are anchored
 in; a footnote or endnote appended to the paragraph that cites it, its mark ("[注1]") left in
 place, so a clause and its note land in one chunk; a table nested in a cell as a table of its
-own after the outer one; tracked changes read as accepted. Comments, headers/footers, tables of
-contents and template placeholder prompts are counted in chars_seen, not indexed.
+own after the outer one; tracked changes read as accepted; the headers' and footers' text once,
+at the end. Comments, tables of contents and template placeholder prompts are counted in
+chars_seen, not indexed.
 
 Paragraphs are read from the XML: python-docx's `Paragraph.text` reads only the runs directly in
 a paragraph, so it loses inserted (w:ins) and moved (w:moveTo) text, inline content controls,
@@ -26,6 +27,7 @@ from docx.parts.document import DocumentPart
 from lxml import etree
 
 from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.coverage import visible_chars
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, fill_merged, grid_blocks
@@ -34,6 +36,7 @@ from ingest.parse.word_notes import (
     Notes,
     W,
     check_no_dtd,
+    margin_texts,
     seen_chars,
     unindexed_parts,
 )
@@ -70,6 +73,7 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     check_no_dtd(document.part.package)
     reader = _Reader(document.part, Notes.of(document.part))
     blocks = reader.blocks(document.element.body)
+    blocks += margin_blocks(margin_texts(document.part), reader.page)
     skipped, skipped_chars = unindexed_parts(document.part)
     result = ParseResult(blocks, reader.page, chars_seen=reader.seen + skipped_chars,
                          skipped=reader.skipped + skipped,

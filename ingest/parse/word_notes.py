@@ -1,6 +1,7 @@
 """The parts of a DOCX outside its body: footnotes and endnotes (indexed with the paragraph
-that cites them), comments and headers/footers (counted, not indexed), and the check that no
-part of the package carries a DTD.
+that cites them), headers/footers (indexed once, at the end: ingest.parse.boilerplate), comments
+and page-number-only footers (counted, not indexed), and the check that no part of the package
+carries a DTD.
 
 python-docx has no API for notes: their parts are found by relationship type from the main
 document part and parsed here with entity expansion off.
@@ -10,12 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.package import OpcPackage
 from docx.opc.part import Part, XmlPart
 from lxml import etree
 
+from ingest.parse.boilerplate import is_page_number
 from ingest.parse.coverage import visible_chars
 from ingest.parse.errors import ParseError
 
@@ -98,21 +101,49 @@ class Notes:
 
 
 def unindexed_parts(document_part: Part) -> tuple[Counter[str], int]:
-    """Comments (review notes, not the document's content) and headers/footers (repeated on
-    every page): how many there are and the characters they hold, for chars_seen."""
+    """Comments (review notes, not the document's content) and headers/footers holding only a
+    page number: how many there are and the characters they hold, for chars_seen."""
     skipped: Counter[str] = Counter()
     chars = 0
-    seen: set[str] = set()
-    for rel in document_part.rels.values():
-        if rel.is_external or rel.target_ref in seen:
-            continue
-        seen.add(rel.target_ref)
+    for rel in _parts(document_part):
         if rel.reltype == RT.COMMENTS:
             comments = list(part_root(rel.target_part).iterchildren(W + "comment"))
             skipped["comments"] += len(comments)
             chars += sum(seen_chars(comment) for comment in comments)
         elif rel.reltype in (RT.HEADER, RT.FOOTER):
-            text = seen_chars(part_root(rel.target_part))
-            skipped["headers_footers"] += 1 if text else 0
-            chars += text
+            text = _part_text(rel.target_part)
+            if text and is_page_number(text):
+                skipped["headers_footers"] += 1
+                chars += seen_chars(part_root(rel.target_part))
     return +skipped, chars
+
+
+def margin_texts(document_part: Part) -> list[str]:
+    """The text of each header and footer that says more than a page number."""
+    texts = (_part_text(rel.target_part) for rel in _parts(document_part)
+             if rel.reltype in (RT.HEADER, RT.FOOTER))
+    return [text for text in texts if text and not is_page_number(text)]
+
+
+def _parts(document_part: Part) -> list[Any]:
+    """The document's internal relationships, each target once (sections share headers)."""
+    seen: set[str] = set()
+    rels = []
+    for rel in document_part.rels.values():
+        if not rel.is_external and rel.target_ref not in seen:
+            seen.add(rel.target_ref)
+            rels.append(rel)
+    return rels
+
+
+def _part_text(part: Part) -> str:
+    """A header's or footer's paragraphs, joined by spaces."""
+    outer = (p for p in part_root(part).iter(W + "p")
+             if not any(a.tag == W + "p" for a in p.iterancestors()))  # a text box's once
+    paragraphs = ("".join(str(t) for t in _texts(p)) for p in outer)
+    return " ".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
+def _texts(element: etree._Element) -> list[Any]:
+    found = _SEEN_TEXT(element)
+    return found if isinstance(found, list) else []
