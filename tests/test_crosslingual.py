@@ -137,6 +137,13 @@ def test_questions_find_answers_written_in_the_other_language(profile: Settings,
     without = rank_of(ask(profile, DELIVERY, crosslingual=False), "supplier", "Goods arrive")
     assert without is None or without > 1
 
+    # a Chinese question with an English phrase gets the whole list; a lone English word (a
+    # name the documents may write too) does not
+    phrase = ask(profile, "safety helmet 谁要戴").results[0]
+    assert (phrase.doc_id, phrase.clause_no, phrase.crosslingual_rank) == ("warehouse", "第六条", 1)
+    word = ask(profile, "forklift 最快开多少").results[0]
+    assert (word.doc_id, word.clause_no, word.crosslingual_rank) == ("warehouse", "第四条", None)
+
     board = ask(profile, "Can board members fly business class?")
     assert "board" not in {r.doc_id for r in board.results}
     assert board.verdict == "no_answer"

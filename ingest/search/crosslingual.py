@@ -7,6 +7,9 @@ better), so it joins the fusion only where it adds what the other paths lack:
 
 - an English question gets the whole list: bge-small-zh reads English poorly, so the dense and
   sentence paths weigh a quarter there (WEIGHTS_ENGLISH) and this list takes their place;
+- a Chinese question with an English phrase in it (fire drill 哪天几点) gets it too, beside the
+  Chinese paths: they read its Chinese words, not the phrase. A single Latin word is left out:
+  it is mostly a name the documents also write (VPN, WiFi, SaaS), which BM25 matches;
 - a question in either language gets the list's other-language chunks (English text for a
   Chinese question, Chinese for an English one), at their ranks in the whole list and with
   twice the weight, when the encoder puts the best of them clearly above the best of the rest
@@ -23,6 +26,7 @@ question's wrong English chunk comes), so its gain is optimistic (bench/RESULTS.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -34,7 +38,9 @@ from ingest.stores.crosslingual import CrossLingualIndex
 
 Language = Literal["en", "zh", "mixed"]
 
-WHOLE_LIST_WEIGHT = 1.0  # English questions
+WHOLE_LIST_WEIGHT = 1.0  # English questions, and Chinese ones with an English phrase
+# Two or more words in a row, each lower case or capitalised (not a code or acronym: SEC, VPN).
+ENGLISH_PHRASE = re.compile(r"(?<![A-Za-z])[A-Za-z][a-z]+(?:\s+[A-Za-z][a-z]+)+(?![A-Za-z])")
 OTHER_LANGUAGE_WEIGHT = 2.0
 OTHER_LANGUAGE_MARGIN = 0.05  # best other-language score over the best of the rest
 # The other-language list is left out when a chunk in the question's own language, among the
@@ -101,7 +107,7 @@ def crosslingual_ranks(index: CrossLingualIndex, query: str, flt: SearchFilter,
     whole = {c: rank for rank, c in enumerate(ordered, start=1)}
     english = is_english(query)
     out = CrossLingualRanks()
-    if english:
+    if english or ENGLISH_PHRASE.search(query):
         out.ranks["whole"], out.weights["whole"] = whole, WHOLE_LIST_WEIGHT
     other = {c for c in ordered if language(chunks[c].text) == ("zh" if english else "en")}
     if other and own_cover < OWN_LANGUAGE_COVER and _clearly_first(score, other):
