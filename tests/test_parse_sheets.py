@@ -166,6 +166,25 @@ def test_merged_data_cells_fill_every_row_they_cover(tmp_path: Path) -> None:
     ]
 
 
+def test_a_note_merged_across_the_table_is_a_paragraph_not_a_row(tmp_path: Path) -> None:
+    """A note row merged across every column would otherwise repeat under every header
+    ("项目: 注:…; 标准: 注:…"), the same words once per column."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["项目", "物业类型", "收费标准"])
+    sheet.append(["翠湖苑", "高层住宅", "2.85"])
+    sheet.append(["注:以上标准含公共能耗分摊,不含电梯运行费。"])
+    sheet.append(["云栖花园", "多层住宅", "1.95"])
+    sheet.merge_cells("A3:C3")
+    doc = parse(save(workbook, tmp_path / "fees.xlsx"))
+    assert [text for _, text in rows_of(doc)] == [
+        "项目: 翠湖苑; 物业类型: 高层住宅; 收费标准: 2.85",
+        "项目: 云栖花园; 物业类型: 多层住宅; 收费标准: 1.95",
+    ]
+    notes = [b.text for b in doc.blocks if "公共能耗" in b.text and b.kind != BlockKind.TABLE]
+    assert notes == ["注:以上标准含公共能耗分摊,不含电梯运行费。"]
+
+
 def test_empty_and_hidden_rows_are_left_out_and_counted(tmp_path: Path) -> None:
     workbook = openpyxl.Workbook()
     sheet = workbook.active

@@ -166,10 +166,20 @@ class SheetTable:
                        for parts in columns]
 
     def _data(self, line: Line) -> None:
+        if self._across(line):  # a note or a group label over the rows, not a row
+            self._flush()
+            self._paragraphs([line])
+            return
         self.chunk.append(line.padded(max(len(self.header or []), len(line.cells))))
         self.data_rows += 1
         if len(self.chunk) == CHUNK_ROWS:
             self._flush()
+
+    def _across(self, line: Line) -> bool:
+        """One value merged across at least half the table's columns (two at the least)."""
+        width = len(self.header or [])
+        return line.filled <= 1 and any(last - first + 1 >= max(2, width / 2)
+                                        for first, last, _ in line.spans)
 
     def _flush(self) -> None:
         if not self.chunk:
