@@ -186,7 +186,8 @@ def test_worker_parses_stops_at_the_time_limit_and_recovers() -> None:
                                      "default", ["all-staff"])
     with ParseWorker(timeout_s=120) as worker:
         doc = worker.parse(text_meta, text_data)
-        assert doc.meta.title == "差旅费管理办法" and len(doc.blocks) == 54  # and 2: its header's section
+        # 52 blocks of body, then its page header's section (heading and text)
+        assert doc.meta.title == "差旅费管理办法" and len(doc.blocks) == 54
         with pytest.raises(ParseError, match="file is empty"):
             worker.parse(text_meta, b"")
         worker.timeout_s = 1.0  # OCR of the scanned sample takes several seconds
