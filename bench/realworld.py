@@ -1,8 +1,8 @@
 """Real-world retrieval: STARD's public questions over 1,424 Chinese laws (issue #24).
 
     .venv/bin/python -m bench.realworld [--laws DIR] [--questions FILE] [--gold-files-only]
-        [--data-dir DIR] [--limit N] [--skip-ingest] [--rules] [--label L] [--before LABEL]
-        [--report-only] [--out FILE]
+        [--data-dir DIR] [--limit N] [--skip-ingest] [--rules] [--tune FOLDS] [--label L]
+        [--before LABEL] [--report-only] [--out FILE]
 
 Ingests the laws with `kbflow ingest --json` in a subprocess (wall time, stage seconds, chunks,
 failures, peak RSS), then asks every question of one warm Searcher at k=100 and scores what
@@ -15,7 +15,9 @@ which is also `kbflow eval`'s text expectation, so its `score_case` scores every
 kbflow's rankings are taken with `SearchOptions(signal_depth=0)`: without the per-result
 confidence signals, which order nothing and cost most of a deep search; the first questions are
 then timed as `kbflow search` serves them (signals on the top 10), and their rankings compared.
-`--rules` also scores final search with each of its rules switched off.
+`--rules` also scores final search with each of its rules switched off; `--tune 5` also scores
+final search and the dense path with the query adapter of `kbflow tune`, each question asked with
+the adapter fitted on the other four folds' questions (ingest/evaluate/tune.py).
 `--gold-files-only` ingests only the law files holding a gold article: the whole folder takes
 hours to embed on a busy 2-core machine.
 
@@ -57,8 +59,10 @@ from ingest.evaluate import (
     hits_of,
     retriever_fns,
     score_case,
+    searcher_fn,
 )
-from ingest.search import SearchOptions
+from ingest.evaluate.tune import cross_fitted, examples
+from ingest.search import Searcher, SearchOptions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -76,6 +80,8 @@ RULES = {"final-typos": "typo_correction", "final-synonyms": "synonyms",
          "final-language": "language_weights", "final-exact": "exact_first",
          "final-graph": "graph", "final-sentences": "sentences",
          "final-crosslingual": "crosslingual"}
+# final search and the dense path with `kbflow tune`'s query adapter, cross-validated (--tune)
+TUNED = {"final+adapter": "final", "dense+adapter": "dense"}
 RECORD = "realworld-ingest.json"  # the ingest's figures, kept in the data dir for --skip-ingest
 
 
@@ -321,6 +327,33 @@ def ask_kbflow(cases: Sequence[EvalCase], settings: Settings, rules: bool = Fals
     return per, latency
 
 
+def ask_tuned(cases: Sequence[EvalCase], settings: Settings, folds: int
+              ) -> dict[str, list[dict[str, float]]]:
+    """Final search and the dense path with the query adapter `kbflow tune` fits, cross-
+    validated: each question asked with the adapter fitted on the other folds' questions."""
+    data = examples(settings, cases)
+    per: dict[str, list[dict[str, float]]] = {name: [{}] * len(cases) for name in TUNED}
+    ranking = SearchOptions(signal_depth=0)
+    with Searcher(settings) as searcher:
+        asked = set()
+        for part, adapter in cross_fitted(data, folds):
+            log(f"adapter fitted without {len(part)} questions; asking them …")
+            searcher.adapter = adapter
+            for name, mode in TUNED.items():
+                fn = searcher_fn(searcher, settings, mode, ranking)
+                for i in part:
+                    per[name][i] = score_question(cases[i], hits_of(
+                        fn(cases[i].question, None, None, None, DEPTH)))
+            asked |= set(part)
+        searcher.adapter = None  # a question without an answer in the index teaches nothing
+        for name, mode in TUNED.items():
+            fn = searcher_fn(searcher, settings, mode, ranking)
+            for i in sorted(set(range(len(cases))) - asked):
+                per[name][i] = score_question(cases[i], hits_of(
+                    fn(cases[i].question, None, None, None, DEPTH)))
+    return per
+
+
 def ask_baselines(cases: Sequence[EvalCase], articles: Sequence[Article], settings: Settings
                   ) -> dict[str, list[dict[str, float]]]:
     texts = [a.text for a in articles]
@@ -338,6 +371,8 @@ def ask_baselines(cases: Sequence[EvalCase], articles: Sequence[Article], settin
 
 
 ROWS = {"final": "kbflow final (`kbflow search`)",
+        "final+adapter": "kbflow final with `kbflow tune`'s query adapter (cross-validated)",
+        "dense+adapter": "kbflow dense path with the query adapter (cross-validated)",
         ASKED_K10: "kbflow final asked for k=10 (MRR@10)",
         "hybrid": "kbflow hybrid RRF (BM25 + dense, no rules)",
         "bm25": "kbflow BM25 path alone", "dense": "kbflow dense path alone",
@@ -347,7 +382,8 @@ ROWS = {"final": "kbflow final (`kbflow search`)",
         "final-language": "final without language weights",
         "final-exact": "final without exact identifiers first",
         "final-graph": "final without the graph list",
-        "final-sentences": "final without the best-sentence list"}
+        "final-sentences": "final without the best-sentence list",
+        "final-crosslingual": "final without the cross-lingual lists"}
 
 
 def table(metrics: dict[str, dict[str, float]]) -> list[str]:
@@ -457,6 +493,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="ask only the first N questions")
     parser.add_argument("--rules", action="store_true",
                         help="also score final search with each of its rules switched off")
+    parser.add_argument("--tune", type=int, metavar="FOLDS", default=0,
+                        help="also score final search and the dense path with kbflow tune's "
+                        "query adapter, cross-validated over FOLDS folds of the questions")
     parser.add_argument("--skip-ingest", action="store_true",
                         help="reuse the data dir and the ingest figures recorded in it")
     parser.add_argument("--label", default=f"{datetime.now(UTC):%Y%m%dT%H%M}")
@@ -497,7 +536,7 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     per = ask_baselines(cases, articles, settings)  # first: its vectors are kept for a rerun
     kbflow, latency = ask_kbflow(cases, settings, args.rules)
-    per = kbflow | per
+    per = kbflow | (ask_tuned(cases, settings, args.tune) if args.tune else {}) | per
     result = {
         "label": args.label, "finished": f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
         "model": settings.embedding_model, "load": [load_start, os.getloadavg()[0]],

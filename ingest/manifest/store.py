@@ -677,6 +677,13 @@ class ManifestStore:
                 found[row[0]] = Chunk.model_validate_json(row[1])
         return found
 
+    def published_chunks(self) -> list[Chunk]:
+        """Every chunk a reader may be shown (of `published_keys`), in one read."""
+        keys = set(self.published_keys())
+        rows = self._db.execute(
+            "SELECT doc_id, version_id, record FROM chunks WHERE generation=?", (self._gen,))
+        return [Chunk.model_validate_json(r[2]) for r in rows if version_key(r[0], r[1]) in keys]
+
     def version_chunks(self, doc_id: str, version_id: str) -> list[Chunk]:
         rows = self._db.execute(
             "SELECT record FROM chunks WHERE generation=? AND doc_id=? AND version_id=?",

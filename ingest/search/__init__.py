@@ -13,6 +13,10 @@ The graph (search/graph_channel.py) is a third ranked list in `final`: relation 
 questions ("哪些制度引用了《审批权限表》") routed to it return the clauses whose relations answer
 them, each with the path that led there (`graph_rank`, `graph_path`), weighted by the route.
 
+An index's query adapter (search/adapter.py, fitted by `kbflow tune` on its own labelled
+questions) moves the query vector the dense and sentence lists rank with; the confidence
+signals read the raw one, on which the abstention floors were set.
+
 Both paths filter by the reader's tenant and its ancestors (scopes). Each answer ends with a
 verdict (search/verdict.py): sufficient, conflict (both sides shown, ordered by the declared
 precedence) or no_answer (search/confidence.py). `SearchOptions` switches final search's rules
@@ -34,6 +38,7 @@ from ingest.manifest import ManifestStore
 from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.parse.metadata import unscoped_doc_id
 from ingest.scopes import TenantTree
+from ingest.search.adapter import ADAPTER_FILE, QueryAdapter
 from ingest.search.confidence import (
     Signals,
     abstains,
@@ -186,6 +191,7 @@ def hybrid_search(
     options: SearchOptions | None = None,
     precedence: Precedence | None = None,
     crosslingual: CrossLingualIndex | None = None,
+    adapter: QueryAdapter | None = None,
 ) -> SearchResponse:
     flt = SearchFilter(tenant_id=tenant_id, ancestors=list(ancestors), groups=groups,
                        as_of=as_of, hidden_keys=manifest.hidden_keys())
@@ -205,9 +211,12 @@ def hybrid_search(
         ranked["bm25"] = [h.chunk_id for h in lexical.search(bm25_text, flt, depth)]
     encoded = embedder.encode_query(dense_text)
     query_vector = np.asarray(encoded.values, dtype=np.float32)
+    # The index's own query adapter ranks; the raw vector scores (the abstention floors were
+    # set on raw cosines).
+    ranking_vector = adapter.apply(query_vector) if adapter is not None else query_vector
     dense_used = mode not in ("bm25", "graph") and encoded.coverage >= min_coverage
     if dense_used:
-        hits = vectors.search(encoded.values, flt, depth, min_coverage)
+        hits = vectors.search(ranking_vector.tolist(), flt, depth, min_coverage)
         ranked["dense"] = [h.chunk_id for h in hits]
     # A version republished between the store query and this read is skipped, not half-shown.
     chunks = manifest.chunks({c for ids_ in ranked.values() for c in ids_})
@@ -227,8 +236,10 @@ def hybrid_search(
         # A whole chunk's vector blurs the one sentence that answers among several that do
         # not; the best single sentence does not (STARD: Recall@5 +1.4 to +1.7 points at
         # every candidate depth, bench/RESULTS.md).
-        closest = _best_sentences(embedder, query_vector, list(chunks.values()))
-        ranked["sentence"] = sorted(closest, key=lambda c: (-closest[c], c))
+        by_sentence = _best_sentences(embedder, ranking_vector, list(chunks.values()))
+        ranked["sentence"] = sorted(by_sentence, key=lambda c: (-by_sentence[c], c))
+        if adapter is None:
+            closest = by_sentence
     weights = ({} if not (final and opts.language_weights)
                else WEIGHTS_ENGLISH if is_english(query) else WEIGHTS_CHINESE)
     scores = rrf(ranked, weights, rrf_k)
@@ -356,6 +367,10 @@ class Searcher:
         name = self._manifest.generation
         record = self._manifest.get_generation(name) if name else None
         self._ready = False
+        self.adapter: QueryAdapter | None = None  # `kbflow tune`'s, when it kept one
+        self._adapter_file = settings.data_dir / ADAPTER_FILE
+        self._adapter_seen: tuple[int, int] | None = None  # the file's mtime and size, read
+        self._record = record
         if record is not None and record.dimension is not None:
             self._ready = True
             self._embedder = Embedder(record.embedding_model, settings.vector_cache_path)
@@ -363,6 +378,21 @@ class Searcher:
                                          record.generation)
             self._graph = GraphChannel(self._stores.graph)
             self._vocabulary = Vocabulary.load(settings, self._stores.lexical)
+            self.refresh_adapter()
+
+    def refresh_adapter(self) -> None:
+        """Read the adapter file again when `kbflow tune` replaced or removed it (the warm
+        API keeps one Searcher for many searches; a stat per call)."""
+        try:
+            stat = self._adapter_file.stat()
+            seen: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            seen = None
+        record = self._record
+        if seen != self._adapter_seen and record is not None and record.dimension is not None:
+            self._adapter_seen = seen
+            self.adapter = (QueryAdapter.load(self._adapter_file, record.embedding_model,
+                                              record.dimension) if seen else None)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
                k: int = 5, mode: Retriever = "final",
@@ -379,6 +409,7 @@ class Searcher:
             rrf_k=self._settings.rrf_k, min_coverage=self._settings.dense_min_coverage,
             mode=mode, graph=self._graph, vocabulary=self._vocabulary, options=options,
             precedence=self._precedence, crosslingual=self._stores.crosslingual,
+            adapter=self.adapter,
         )
 
     def close(self) -> None:
