@@ -17,13 +17,12 @@ Run `python scripts/make_evidence_docs.py`; the output is deterministic.
 from __future__ import annotations
 
 import datetime as dt
-import io
 from pathlib import Path
 
 import docx
 import openpyxl
 import pymupdf
-from make_format_docs import fixed_zip  # byte-stable OOXML (run from scripts/)
+from make_format_docs import office_bytes  # byte-stable OOXML (run from scripts/)
 
 EVAL = Path(__file__).resolve().parent.parent / "eval"
 OUT = EVAL / "evidence_docs"
@@ -97,9 +96,7 @@ def word(path: Path, title: str, dated: str, sections: list[tuple[str, list[str]
             document.add_heading(heading, level=2)
         for text in paragraphs:
             document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(document))
 
 
 def pdf(path: Path, title: str, dated: str, lines: list[str]) -> None:
@@ -138,9 +135,7 @@ def sheet(path: Path) -> None:
     for row in LOGISTICS_ROWS:
         ws.append(list(row))
     book.properties.created = book.properties.modified = FIXED
-    buffer = io.BytesIO()
-    book.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(book))
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import docx
 import openpyxl
@@ -125,9 +126,7 @@ def write_workbook(path: Path) -> None:
     draft.append(["待定科目", "尚未审定，请勿引用"])
     draft.sheet_state = "hidden"
     book.properties.created = book.properties.modified = FIXED
-    buffer = io.BytesIO()
-    book.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(book))
 
 
 def write_csv(path: Path) -> None:
@@ -154,9 +153,7 @@ def write_contract(path: Path) -> None:
             document.add_paragraph()._p.append(text_box(text))
         else:
             document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    path.write_bytes(fixed_zip(with_footnotes(buffer.getvalue(), footnotes)))
+    path.write_bytes(office_bytes(document, footnotes))
 
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -193,6 +190,15 @@ def text_box(text: str):
         '</wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice>'
         f'<mc:Fallback><w:pict><v:shape><v:textbox>{content}</v:textbox></v:shape></w:pict>'
         '</mc:Fallback></mc:AlternateContent></w:r>')
+
+
+def office_bytes(package: Any, footnotes: list[str] | None = None) -> bytes:
+    """A python-docx, openpyxl or python-pptx object saved byte-stable (fixed_zip), with its
+    Word footnotes when given."""
+    buffer = io.BytesIO()
+    package.save(buffer)
+    data = buffer.getvalue()
+    return fixed_zip(with_footnotes(data, footnotes) if footnotes is not None else data)
 
 
 def with_footnotes(data: bytes, notes: list[str]) -> bytes:
@@ -246,9 +252,7 @@ def deck_bytes(slides: list[tuple[str, list[str], str]], footer_text: str,
         page.text_frame.text = page_label(number, len(slides))
         if notes:
             slide.notes_slide.notes_text_frame.text = notes
-    buffer = io.BytesIO()
-    deck.save(buffer)
-    return fixed_zip(buffer.getvalue())
+    return office_bytes(deck)
 
 
 def write_deck(path: Path) -> None:

@@ -33,7 +33,7 @@ import openpyxl
 import pymupdf
 
 # byte-stable OOXML and Word footnotes, as the format set makes them
-from make_format_docs import deck_bytes, fixed_zip, footnote_reference, with_footnotes
+from make_format_docs import deck_bytes, footnote_reference, office_bytes
 from openpyxl.styles import Alignment, Font
 
 OUT = Path(__file__).resolve().parent.parent / "eval" / "fresh_docs"
@@ -433,9 +433,7 @@ def write_hygiene(path: Path) -> None:
                     table.cell(r, c).text = value
         else:
             document.add_paragraph(content)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    path.write_bytes(fixed_zip(with_footnotes(buffer.getvalue(), [HYGIENE_FOOTNOTE])))
+    path.write_bytes(office_bytes(document, [HYGIENE_FOOTNOTE]))
 
 
 def write_plain_docx(path: Path, title: str, issued: str, clauses: list[str]) -> None:
@@ -446,9 +444,7 @@ def write_plain_docx(path: Path, title: str, issued: str, clauses: list[str]) ->
     document.add_paragraph(issued)
     for clause in clauses:
         document.add_paragraph(clause)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(document))
 
 
 def wrap(text: str, width: float, font: str, size: float) -> list[str]:
@@ -592,9 +588,7 @@ def write_workbook(path: Path) -> None:
     allergens.append(["注：过敏原信息每年由研发部复核一次，标签须与本表一致。"])
     allergens.merge_cells(f"A{len(ALLERGENS) + 3}:C{len(ALLERGENS) + 3}")
     book.properties.created = book.properties.modified = FIXED
-    buffer = io.BytesIO()
-    book.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(book))
 
 
 def write_csv(path: Path) -> None:

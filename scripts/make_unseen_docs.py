@@ -38,7 +38,7 @@ import openpyxl
 import pymupdf
 
 # byte-stable OOXML and Word footnotes, as the format set makes them
-from make_format_docs import deck_bytes, fixed_zip, footnote_reference, with_footnotes
+from make_format_docs import deck_bytes, footnote_reference, office_bytes
 from openpyxl.styles import Alignment, Font
 
 OUT = Path(__file__).resolve().parent.parent / "eval" / "unseen_docs"
@@ -524,13 +524,6 @@ def new_docx(title: str):
     return document
 
 
-def docx_bytes(document, footnotes: list[str] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    document.save(buffer)
-    data = buffer.getvalue()
-    return fixed_zip(with_footnotes(data, footnotes) if footnotes else data)
-
-
 def write_decoration(path: Path) -> None:
     document = new_docx(DECO_TITLE)
     section = document.sections[0]
@@ -553,7 +546,7 @@ def write_decoration(path: Path) -> None:
                     table.cell(r, c).text = value
         else:
             document.add_paragraph(content)
-    path.write_bytes(docx_bytes(document, [DECO_FOOTNOTE]))
+    path.write_bytes(office_bytes(document, [DECO_FOOTNOTE]))
 
 
 def write_plain_docx(path: Path, title: str, dates: str, paragraphs: list[str]) -> None:
@@ -563,7 +556,7 @@ def write_plain_docx(path: Path, title: str, dates: str, paragraphs: list[str]) 
         document.add_paragraph(dates)
     for text in paragraphs:
         document.add_paragraph(text)
-    path.write_bytes(docx_bytes(document))
+    path.write_bytes(office_bytes(document))
 
 
 def write_guide(path: Path) -> None:
@@ -577,7 +570,7 @@ def write_guide(path: Path) -> None:
         document.add_heading(heading, level=1)
         for text in paragraphs:
             document.add_paragraph(text)
-    path.write_bytes(docx_bytes(document))
+    path.write_bytes(office_bytes(document))
 
 
 def wrap(text: str, width: float, size: float) -> list[str]:
@@ -727,9 +720,7 @@ def write_workbook(path: Path) -> None:
     for row in CONTRACTORS:
         vendors.append(list(row))
     book.properties.created = book.properties.modified = FIXED
-    buffer = io.BytesIO()
-    book.save(buffer)
-    path.write_bytes(fixed_zip(buffer.getvalue()))
+    path.write_bytes(office_bytes(book))
 
 
 def write_csv(path: Path) -> None:
