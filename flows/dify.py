@@ -20,11 +20,8 @@ must not tell a caller which tenants exist. Errors have Dify's shape,
 (both 403, as Dify reads them), 2001 unknown knowledge (404); kbflow adds 3001 for a request
 it refuses (400) and 5001 when the server cannot search now (503).
 
-`score` is the result's calibrated probability of answering (`confidence`), capped by the
-scores above it: Dify may sort records by score, and kbflow's order (exact identifiers first,
-authority, fusion) is the one its evaluation measures; so a score never exceeds its own
-confidence nor reorders. A result ranked below the signal depth has no confidence and scores
-0: no threshold passes it unproven. A
+`score` is the result's calibrated probability of answering, capped by the scores above it
+so Dify's sorting keeps kbflow's order (kbflow_integrations.evidence.scored). A
 `no_answer` verdict returns `{"records": []}`. metadata_condition: `as_of` (is, =) and
 `group` (is, in) are kbflow's search filters; `doc_id`, `tenant_id`, `authority`,
 `clause_no` filter the results (is, is not, in, not in, start with, contains, empty,
@@ -45,7 +42,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from flows.serving import read_capped
-from kbflow_integrations.evidence import citation, conflict_sides, title
+from kbflow_integrations.evidence import citation, conflict_sides, scored, title
 
 MAX_K = 100  # as /search and `kbflow search --k`
 MAX_QUERY_CHARS = 1000
@@ -206,9 +203,8 @@ def records(response: dict, found: Plan, top_k: int, threshold: float) -> list[d
     if response["verdict"] == "no_answer":
         return []
     sides = conflict_sides(response)
-    out, score = [], 1.0
-    for r in response["results"]:
-        score = min(score, r["confidence"] or 0.0)  # kbflow's order, never above a confidence
+    out = []
+    for r, score in scored(response):
         if kept(r, found) and score >= threshold:
             out.append({"content": r["text"], "score": score, "title": title(r),
                         "metadata": citation(r, response, sides)})

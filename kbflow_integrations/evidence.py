@@ -36,6 +36,19 @@ def citation(result: dict[str, Any], response: dict[str, Any],
     }
 
 
+def scored(response: dict[str, Any]) -> list[tuple[dict[str, Any], float]]:
+    """Each result with a score in 0..1: its calibrated probability of answering
+    (`confidence`), capped by the scores above it. Dify and LlamaIndex may sort by score, and
+    kbflow's order (exact identifiers first, authority, fusion) is the one its evaluation
+    measures: a score never exceeds its own confidence nor reorders. A result below the
+    signal depth has no confidence and scores 0, so no threshold passes it unproven."""
+    out, score = [], 1.0
+    for result in response.get("results", []):
+        score = min(score, result["confidence"] or 0.0)
+        out.append((result, score))
+    return out
+
+
 def title(result: dict[str, Any]) -> str:
     """The result's heading: its prefix (《title》version / headings / clause) or its doc id."""
     return str(result["prefix"] or result["doc_id"])
