@@ -157,7 +157,9 @@ def build_server(settings: Settings, service: SearchService, who: Who) -> MCPSer
                                          _day(as_of), k)
         except HTTPException as exc:  # 503: too many searches waiting
             raise ToolError(str(exc.detail)) from None
-        return evidence(json.loads(found or "{}"))
+        if found is None:  # SearchService's caller left; _Stays never does
+            raise ToolError("the search was abandoned")
+        return evidence(json.loads(found))
 
     @server.tool(description="An entity's relations in the knowledge graph (a document "
                  "title, a clause such as 《差旅费管理办法》第十条, a role), with the clauses "

@@ -110,6 +110,7 @@ def test_a_hostile_tool_argument_gets_a_clear_error(evidence_served: Served) -> 
 
 
 def test_http_takes_the_api_keys(evidence_served: Served) -> None:
+    precision = keys_of(evidence_served, "hc-precision")
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = start(["mcp", "--http", "--port", str(port)], evidence_served.env(), url)
@@ -129,6 +130,7 @@ def test_http_takes_the_api_keys(evidence_served: Served) -> None:
             assert not any("450元" in r["text"] for r in found["results"])  # precision's
             relations = payload(await client.call_tool("graph", {"entity": "差旅费管理办法"}))
             assert "paths" in relations
+            assert not {s["doc_id"] for s in relations["sources"].values()} & set(precision)
 
         keyed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY_LOGISTICS}"},
                                    timeout=120)
