@@ -128,8 +128,9 @@ def test_http_takes_the_api_keys(evidence_served: Served) -> None:
             assert {r["citation"]["tenant_id"] for r in found["results"]} <= {
                 "hc-logistics", "default"}
             assert not any("450元" in r["text"] for r in found["results"])  # precision's
-            relations = payload(await client.call_tool("graph", {"entity": "差旅费管理办法"}))
-            assert "paths" in relations
+            relations = payload(await client.call_tool(
+                "graph", {"entity": "关于调整夜间加班餐费标准的通知", "as_of": AS_OF}))
+            assert relations["paths"] and relations["sources"], relations  # the correction
             assert not {s["doc_id"] for s in relations["sources"].values()} & set(precision)
 
         keyed = httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY_LOGISTICS}"},
