@@ -81,16 +81,19 @@ def test_stdio_lists_the_tools_and_answers_with_evidence(evidence_served: Served
         readable = json.loads(listed.contents[0].text)
         assert readable and not {d["document_key"] for d in readable} & set(sibling)
         assert {d["tenant_id"] for d in readable} <= {"hc-precision", "default"}
+        uri = next(d["uri"] for d in readable if d["document_key"] == cited["document_key"])
+        assert "450元" in (await client.read_resource(uri)).contents[0].text
 
     run(stdio(evidence_served, "hc-precision"), session)
 
 
 HOSTILE = [
-    ("search", {"query": LODGING, "k": 1000}, "k"),
-    ("search", {"query": ""}, "query"),
+    ("search", {"query": LODGING, "k": 1000}, "k\n  Input should be less than or equal to 20"),
+    ("search", {"query": ""}, "query\n  String should have at least 1 character"),
     ("search", {"query": LODGING, "as_of": "1735689600"}, "YYYY-MM-DD"),
-    ("graph", {"entity": "x" * 500}, "entity"),
-    ("graph", {"entity": "差旅费管理办法", "hops": 99}, "hops"),
+    ("graph", {"entity": "x" * 500}, "entity\n  String should have at most 200 characters"),
+    ("graph", {"entity": "差旅费管理办法", "hops": 99}, "hops\n  Input should be less than or "
+                                                     "equal to 4"),
     ("document", {"document_key": "../../etc/passwd"}, "no readable version"),
 ]
 
