@@ -73,6 +73,9 @@ def test_records_carry_text_score_and_citation(evidence_served: Served) -> None:
     assert meta["version_id"] and meta["page_start"] >= 1 and meta["source_uri"]
     assert meta["conflicts_with"]  # the group's 600元 is the other side
     assert {"effective_from", "effective_to", "clause_no", "doc_id"} <= set(meta)
+    # the group policy's chunks carry the date it took effect ("2026年1月1日起施行")
+    assert {r["metadata"]["effective_from"] for r in records
+            if r["metadata"]["doc_id"] == "travel_policy"} == {"2026-01-01"}
     assert meta["as_of"] == AS_OF
 
 
