@@ -139,6 +139,16 @@ def main(argv: list[str] | None = None) -> int:
                                  "failed and quarantined, with their reasons")
     events.add_argument("--json", action="store_true")
 
+    mcp = commands.add_parser("mcp", help="MCP server (tools search, graph, document): stdio "
+                              "as the local tenant, or --http with the API keys (kbflow[mcp])")
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP at /mcp instead of "
+                     "stdio; needs KBFLOW_API_KEYS_FILE")
+    mcp.add_argument("--host", default="127.0.0.1")
+    mcp.add_argument("--port", type=int, default=8788)
+    mcp.add_argument("--tenant", help="stdio's tenant (default: KBFLOW_DEFAULT_TENANT)")
+    mcp.add_argument("--group", action="append", dest="groups",
+                     help="stdio's ACL group; repeatable (default: KBFLOW_DEFAULT_ACL)")
+
     args = parser.parse_args(argv)
     settings = Settings() if args.data_dir is None else Settings(data_dir=args.data_dir)
     handlers = {
@@ -147,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         "rebuild": _rebuild, "rollback": _rollback, "generations": _generations,
         "trace": _trace, "eval": _eval, "tune": _tune, "fetch-model": _fetch_model,
         "fetch-llm": _fetch_llm, "undelete": _undelete,
-        "events": _events, "graph": _graph, "worker": _worker,
+        "events": _events, "graph": _graph, "worker": _worker, "mcp": _mcp,
     }
     try:
         if args.command not in FLOW_COMMANDS:
@@ -373,6 +383,20 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
                       "KBFLOW_API_KEYS_FILE (search API)")
         return 2
     serve(settings, args.host, args.port)
+    return 0
+
+
+def _mcp(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        from flows import mcp
+    except ImportError as exc:  # the optional extra is missing
+        console.print(f"[red]kbflow mcp needs the mcp SDK: pip install 'kbflow[mcp]' ({exc})")
+        return 2
+    if args.http:
+        mcp.run_http(settings, args.host, args.port)
+    else:
+        mcp.run_stdio(settings, args.tenant or settings.default_tenant,
+                      args.groups or settings.default_acl)
     return 0
 
 

@@ -76,3 +76,18 @@ def postgres_database():
     yield f"{base}/{name}"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
         admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def evidence_served(tmp_path_factory: pytest.TempPathFactory):
+    """eval/evidence_docs indexed once and served by `kbflow serve` with one key per tenant
+    (the integration tests: Dify, MCP, LangChain, LlamaIndex)."""
+    from integrations_support import Served, free_port, index_evidence, start, stop, write_keys
+
+    root = tmp_path_factory.mktemp("evidence")
+    port = free_port()
+    served = Served(index_evidence(root), write_keys(root / "keys.json"),
+                    f"http://127.0.0.1:{port}")
+    server = start(["serve", "--port", str(port)], served.env(), f"{served.url}/health")
+    yield served
+    stop(server)

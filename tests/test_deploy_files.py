@@ -97,8 +97,10 @@ def test_dockerfile_installs_the_project() -> None:
         "FROM python:3.11-slim"
     assert "RUN pip install ." in lines
     copied = {src for line in lines if line.startswith("COPY") for src in line.split()[1:-1]}
-    # pyproject.toml names README.md as the readme: `pip install .` fails without it.
-    assert {"ingest", "flows", "manifests", "pyproject.toml", "README.md"} <= copied
+    # pyproject.toml names README.md as the readme: `pip install .` fails without it; kbflow
+    # serve's Dify route imports kbflow_integrations.
+    assert {"ingest", "flows", "manifests", "kbflow_integrations", "pyproject.toml",
+            "README.md"} <= copied
 
 
 def test_env_example_lists_every_setting_with_its_default(monkeypatch) -> None:

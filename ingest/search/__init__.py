@@ -90,6 +90,8 @@ class SearchResult(BaseModel):
     scope_depth: int = Field(description="how far up the reader's tenant tree that tenant is: "
                              "0 the reader's own, 1 its parent, …")
     authority: str | None = Field(description="the document's authority level, if declared")
+    effective_from: date | None = Field(None, description="the version is in force from")
+    effective_to: date | None = Field(None, description="and until (None: still in force)")
     score: float
     confidence: float | None = Field(description="calibrated probability that this result "
                                      "answers (None below the options' signal_depth)")
@@ -307,6 +309,7 @@ def hybrid_search(
             page_end=chunk.page_end, source_uri=chunk.source_uri, prefix=chunk.prefix,
             text=chunk.text, tenant_id=chunk.tenant_id,
             scope_depth=flt.tenants.index(chunk.tenant_id), authority=chunk.authority,
+            effective_from=chunk.effective_from, effective_to=chunk.effective_to,
             score=scores[chunk_id],
             confidence=round(confidence(signals), 4) if signals else None,
             exact_match=exact[chunk_id] > 0, bm25_rank=ranks.get("bm25", {}).get(chunk_id),
