@@ -95,7 +95,7 @@ def test_dockerfile_installs_the_project() -> None:
     lines = [line.strip() for line in (DEPLOY / "Dockerfile").read_text().splitlines()]
     assert lines[next(i for i, line in enumerate(lines) if line.startswith("FROM"))] == \
         "FROM python:3.11-slim"
-    assert "RUN pip install ." in lines
+    assert "RUN pip install \".[mcp]\"" in lines  # `kbflow mcp` runs in the image
     copied = {src for line in lines if line.startswith("COPY") for src in line.split()[1:-1]}
     # pyproject.toml names README.md as the readme: `pip install .` fails without it; kbflow
     # serve's Dify route imports kbflow_integrations.
