@@ -103,6 +103,12 @@ class Settings(BaseSettings):
                                  "pages fails with a reason")
     parse_max_image_megapixels: float = Field(150, gt=0, description="a page image larger than "
                                               "this fails with a reason (a 600-dpi A3 scan: 70)")
+    parse_include_hidden: bool = Field(False, description="index what a file hides from its "
+                                       "reader (hidden Excel rows, columns and sheets, Word "
+                                       "hidden text, hidden slides, HTML display:none): by "
+                                       "default it is left out and counted in the parse report")
+    parse_include_comments: bool = Field(False, description="index review comments (Word, "
+                                         "Excel): by default they are counted, not indexed")
     min_coverage: float = Field(0.9, ge=0, le=1, description="a document whose parse indexed "
                                 "less of its text than this (parts skipped on purpose aside) is "
                                 "listed by `kbflow status` and the run summary")

@@ -2,7 +2,8 @@
 
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
 tables, chart titles, pictures' alt text and the speaker notes. Left out on purpose: footer, date
-and slide-number placeholders, and text repeated on most slides (ingest.parse.boilerplate).
+and slide-number placeholders, text repeated on most slides (ingest.parse.boilerplate), and
+hidden slides (not shown in the slide show; read with the include_hidden setting).
 """
 
 from __future__ import annotations
@@ -69,13 +70,18 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     titles are headings; the title slide's title is the deck's title (else the file's title
     property). The page number is the slide number."""
     presentation = pptx.Presentation(io.BytesIO(data))
-    slides = list(presentation.slides)
-    result = ParseResult([], len(slides))
+    result = ParseResult([], len(presentation.slides))
     skipped = _Skipped(result)
-    pieces = [_slide_pieces(slide, number, skipped) for number, slide in enumerate(slides, 1)]
+    numbered = []  # the slides read, with their numbers in the deck
+    for number, slide in enumerate(presentation.slides, 1):
+        if limits.include_hidden or slide.element.get("show") not in ("0", "false"):
+            numbered.append((number, slide))
+        else:
+            skipped.add("hidden_slides", _all_text(slide))
+    pieces = [_slide_pieces(slide, number, skipped) for number, slide in numbered]
     repeated = repeated_shapes([[p.block.text for p in on_slide if p.repeatable]
                                 for on_slide in pieces], MIN_SLIDES_FOR_REPEATS)
-    for number, (slide, on_slide) in enumerate(zip(slides, pieces, strict=True), start=1):
+    for (number, slide), on_slide in zip(numbered, pieces, strict=True):
         for piece in on_slide:
             if piece.repeatable and line_shape(piece.block.text) in repeated:
                 skipped.boilerplate(piece.block.text)
@@ -91,6 +97,12 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
         result.title, result.title_source = stated, "metadata"
     result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     return result
+
+
+def _all_text(slide: Slide) -> str:
+    """Every text run of a slide and its notes page."""
+    parts = [slide.element, *([slide.notes_slide.element] if slide.has_notes_slide else [])]
+    return " ".join(str(text) for part in parts for text in part.xpath(".//a:t/text()"))
 
 
 def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:

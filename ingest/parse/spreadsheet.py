@@ -14,8 +14,9 @@ import io
 import re
 import zipfile
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import openpyxl
 from lxml import etree
@@ -35,6 +36,7 @@ MAX_MERGES = 100_000  # merged ranges of one sheet held in memory
 _PERCENT = re.compile(r"(?:\.([0#]+))?%")
 _NUMBERS = {int, float}  # values whose number format says how they are shown (25%)
 Span = tuple[int, int, str]  # first and last column (1-based) a merged value covers, the value
+T = TypeVar("T")
 
 
 @dataclass
@@ -231,12 +233,13 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
     count = RowCount(limits.max_rows)
     try:
         sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
-        visible = [sheet for sheet in sheets if sheet.sheet_state == "visible"]
+        visible = [sheet for sheet in sheets
+                   if sheet.sheet_state == "visible" or limits.include_hidden]
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result)
+                _read_sheet(sheet, archive, page, count, result, limits.include_hidden)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
-            if sheet.sheet_state != "visible":
+            if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
                 result.chars_skipped += _hidden_sheet_chars(sheet, count)
         title = workbook.properties.title
@@ -251,9 +254,13 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount,
-                result: ParseResult) -> None:
+                result: ParseResult, include_hidden: bool) -> None:
+    """The sheet's rows as blocks; hidden rows and columns left out and counted (unless
+    `include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
     # openpyxl keeps the sheet's part name private; it has not changed since openpyxl 2.4
-    hidden, merges = _layout(archive, sheet._worksheet_path)
+    hidden, columns, merges = _layout(archive, sheet._worksheet_path)
+    if include_hidden:
+        hidden, columns = deque(), Columns(set())
     heading = Block(kind=BlockKind.HEADING, text=cell_text(sheet.title), page=page, level=1)
     result.blocks.append(heading)
     table = SheetTable(page, result.blocks, result.skipped)
@@ -274,9 +281,18 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
             result.skipped["hidden_rows"] += 1
             result.chars_skipped += visible_chars("".join(cells))
             continue
+        if columns.hidden:
+            result.chars_skipped += columns.take_hidden(cells)
+            row, cells, spans = columns.shown(row), columns.shown(cells), columns.spans(spans)
+            while cells and not cells[-1]:
+                cells.pop()
+            if not cells:  # all it holds is hidden
+                continue
         numeric = sum(1 for cell in row if isinstance(cell.value, int | float | dt.date | dt.time))
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
+    if columns.seen:
+        result.skipped["hidden_columns"] += len(columns.seen)
     if result.blocks[-1] is heading:  # nothing in the sheet: no heading over nothing
         result.blocks.pop()
         result.empty_pages += 1
@@ -303,15 +319,59 @@ class Merges:
         return [span for _, span in self.active], depth, any(a[2] > a[0] for a in starting)
 
 
-def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Merges]:
-    """The hidden rows (as runs of first and last row) and merged ranges of one sheet."""
+class Columns:
+    """A sheet's hidden columns (1-based): their cells are taken out of every row, and the
+    merged areas over them narrowed to the columns shown."""
+
+    def __init__(self, hidden: set[int]) -> None:
+        self.hidden = hidden
+        self.order = sorted(hidden)
+        self.seen: set[int] = set()  # hidden columns that held text
+
+    def take_hidden(self, cells: list[str]) -> int:
+        """The visible characters of the row's hidden cells, noting which columns held any."""
+        chars = 0
+        for column in self.order:
+            if column > len(cells):
+                break
+            if cells[column - 1]:
+                self.seen.add(column)
+                chars += visible_chars(cells[column - 1])
+        return chars
+
+    def shown(self, cells: Sequence[T]) -> list[T]:
+        return [cell for c, cell in enumerate(cells, 1) if c not in self.hidden]
+
+    def spans(self, spans: list[Span]) -> list[Span]:
+        out = []
+        for first, last, value in spans:
+            shown = [c for c in range(first, last + 1) if c not in self.hidden]
+            if shown:
+                out.append((self._place(shown[0]), self._place(shown[-1]), value))
+        return out
+
+    def _place(self, column: int) -> int:
+        return column - sum(1 for c in self.hidden if c < column)
+
+
+MAX_COLUMNS = 16_384  # Excel's last column, XFD
+
+
+def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Columns, Merges]:
+    """The hidden rows (as runs of first and last row), hidden columns and merged ranges of
+    one sheet."""
     hidden: deque[list[int]] = deque()
+    columns: set[int] = set()
     ranges: list[tuple[int, int, int, int]] = []
     index = 0
     with archive.open(part.lstrip("/")) as source:
-        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell"),
+        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell", "{*}col"),
                                           resolve_entities=False, no_network=True):
-            if etree.QName(element).localname == "row":
+            if etree.QName(element).localname == "col":
+                if element.get("hidden") in ("1", "true"):
+                    first, last = _bound(element.get("min")), _bound(element.get("max"))
+                    columns.update(range(first, max(first, last) + 1))
+            elif etree.QName(element).localname == "row":
                 index = int(element.get("r") or index + 1)
                 if element.get("hidden") in ("1", "true"):
                     if hidden and hidden[-1][1] == index - 1:
@@ -325,7 +385,12 @@ def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Merg
             element.clear()
             while element.getprevious() is not None:
                 del element.getparent()[0]  # type: ignore[union-attr]
-    return hidden, Merges(ranges)
+    return hidden, Columns(columns), Merges(ranges)
+
+
+def _bound(value: str | None) -> int:
+    """A column number as a <col> element states it, within the sheet's columns."""
+    return min(int(value), MAX_COLUMNS) if value and value.isdigit() else 1
 
 
 def _hidden_sheet_chars(sheet: Any, count: RowCount) -> int:

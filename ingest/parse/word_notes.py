@@ -100,13 +100,15 @@ class Notes:
         return kind, self.numbers[kind], body
 
 
-def unindexed_parts(document_part: Part) -> tuple[Counter[str], int]:
-    """Comments (review notes, not the document's content) and headers/footers holding only a
-    page number: how many there are and the characters they hold, for chars_seen."""
+def unindexed_parts(document_part: Part, comments_indexed: bool = False
+                    ) -> tuple[Counter[str], int]:
+    """Comments (review notes, not the document's content, unless `comments_indexed`) and
+    headers/footers holding only a page number: how many there are and the characters they
+    hold, for chars_seen."""
     skipped: Counter[str] = Counter()
     chars = 0
     for rel in _parts(document_part):
-        if rel.reltype == RT.COMMENTS:
+        if rel.reltype == RT.COMMENTS and not comments_indexed:
             comments = list(part_root(rel.target_part).iterchildren(W + "comment"))
             skipped["comments"] += len(comments)
             chars += sum(seen_chars(comment) for comment in comments)
@@ -116,6 +118,18 @@ def unindexed_parts(document_part: Part) -> tuple[Counter[str], int]:
                 skipped["headers_footers"] += 1
                 chars += seen_chars(part_root(rel.target_part))
     return +skipped, chars
+
+
+def comment_texts(document_part: Part) -> list[str]:
+    """Each review comment's text, in the order the comments part lists them."""
+    texts = []
+    for rel in _parts(document_part):
+        if rel.reltype == RT.COMMENTS:
+            for comment in part_root(rel.target_part).iterchildren(W + "comment"):
+                text = " ".join("".join(str(t) for t in _texts(comment)).split())
+                if text:
+                    texts.append(text)
+    return texts
 
 
 def margin_texts(document_part: Part) -> list[str]:
