@@ -103,6 +103,9 @@ class Settings(BaseSettings):
                                  "pages fails with a reason")
     parse_max_image_megapixels: float = Field(150, gt=0, description="a page image larger than "
                                               "this fails with a reason (a 600-dpi A3 scan: 70)")
+    parse_max_image_frames: int = Field(50, ge=1, description="frames of a multi-page image "
+                                        "(TIFF) read by OCR; the others are counted in the "
+                                        "parse report, not read (OCR costs seconds a frame)")
     parse_include_hidden: bool = Field(False, description="index what a file hides from its "
                                        "reader (hidden Excel rows, columns and sheets, Word "
                                        "hidden text, hidden slides, HTML display:none): by "
