@@ -1,7 +1,8 @@
 """PPTX (python-pptx): every text part of a deck, slide by slide; the page is the slide number.
 
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
-tables, chart titles, pictures' alt text and the speaker notes. Left out on purpose: footer, date
+tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
+pictures' alt text and the speaker notes. Left out on purpose: footer, date
 and slide-number placeholders, text repeated on most slides (ingest.parse.boilerplate), and
 hidden slides (not shown in the slide show; read with the include_hidden setting).
 """
@@ -27,6 +28,7 @@ from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
+from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
@@ -112,11 +114,9 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
         if isinstance(shape, GraphicFrame) and shape.has_table:
             caption = caption_before([p.block for p in pieces])
             pieces += [_Piece(b, False) for b in grid_blocks(_grid(shape.table), number, caption)]
-        elif isinstance(shape, GraphicFrame) and shape.has_chart and shape.chart.has_title:
-            title = shape.chart.chart_title
-            texts = _paragraphs(title.text_frame) if title.has_text_frame else []
-            pieces += [_Piece(_paragraph(_label(texts, "图表", "Chart") + text, number), False)
-                       for text in texts]
+        elif isinstance(shape, GraphicFrame) and shape.has_chart:
+            pieces += [_Piece(_paragraph(text, number), False)
+                       for text in chart_lines(shape.chart_part.blob)]
         elif isinstance(shape, Picture):
             alt = normalize(" ".join(shape.element.xpath("./*[1]/p:cNvPr/@descr")))
             if _GENERATED_ALT.fullmatch(alt):

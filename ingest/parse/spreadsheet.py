@@ -1,5 +1,6 @@
 """XLSX and XLSM (openpyxl, read-only): each visible sheet is a heading followed by its tables,
-whose rows read "header: value; …" like the table rows of PDF and DOCX files.
+whose rows read "header: value; …" like the table rows of PDF and DOCX files, and by the text
+of its drawing (text boxes, shapes, charts); print headers and footers once, at the end.
 
 Rows are streamed, never a whole sheet held. Read-only openpyxl gives cell values (a formula's
 cached result; macros never run) but neither hidden rows nor merged cells, so one lxml pass over
@@ -23,9 +24,11 @@ from lxml import etree
 from openpyxl.utils.cell import range_boundaries
 
 from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
 from ingest.parse.result import ParseLimits, ParseResult
+from ingest.parse.sheet_extras import drawing_lines, margin_texts
 from ingest.parse.tables import caption_before, cell_text, table_blocks
 from ingest.text import normalize
 
@@ -231,13 +234,14 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
                                       keep_links=False)
     result = ParseResult(blocks=[], pages=0)
     count = RowCount(limits.max_rows)
+    margins: list[str] = []  # print headers and footers, indexed once at the end
     try:
         sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
         visible = [sheet for sheet in sheets
                    if sheet.sheet_state == "visible" or limits.include_hidden]
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result, limits.include_hidden)
+                _read_sheet(sheet, archive, page, count, result, limits.include_hidden, margins)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
             if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
@@ -246,6 +250,7 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
     finally:
         workbook.close()
     result.pages = len(visible)
+    result.blocks += margin_blocks(margins, max(1, result.pages))
     if result.chars_skipped:  # all a sheet shows is indexed: what it hides is what is not
         result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     if isinstance(title, str) and normalize(title):
@@ -254,11 +259,12 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount,
-                result: ParseResult, include_hidden: bool) -> None:
-    """The sheet's rows as blocks; hidden rows and columns left out and counted (unless
+                result: ParseResult, include_hidden: bool, margins: list[str]) -> None:
+    """The sheet's rows as blocks, then the text of the drawing over it (text boxes, shapes,
+    charts: ingest.parse.sheet_extras); hidden rows and columns left out and counted (unless
     `include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
     # openpyxl keeps the sheet's part name private; it has not changed since openpyxl 2.4
-    hidden, columns, merges = _layout(archive, sheet._worksheet_path)
+    hidden, columns, merges = _layout(archive, sheet._worksheet_path, margins)
     if include_hidden:
         hidden, columns = deque(), Columns(set())
     heading = Block(kind=BlockKind.HEADING, text=cell_text(sheet.title), page=page, level=1)
@@ -291,6 +297,8 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
         numeric = sum(1 for cell in row if isinstance(cell.value, int | float | dt.date | dt.time))
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
+    result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=text, page=page)
+                      for text in drawing_lines(archive, sheet._worksheet_path)]
     if columns.seen:
         result.skipped["hidden_columns"] += len(columns.seen)
     if result.blocks[-1] is heading:  # nothing in the sheet: no heading over nothing
@@ -357,17 +365,21 @@ class Columns:
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
 
 
-def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Columns, Merges]:
+def _layout(archive: zipfile.ZipFile, part: str, margins: list[str]
+            ) -> tuple[deque[list[int]], Columns, Merges]:
     """The hidden rows (as runs of first and last row), hidden columns and merged ranges of
-    one sheet."""
+    one sheet; its print header and footer texts are added to `margins`."""
     hidden: deque[list[int]] = deque()
     columns: set[int] = set()
     ranges: list[tuple[int, int, int, int]] = []
     index = 0
     with archive.open(part.lstrip("/")) as source:
-        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell", "{*}col"),
+        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell", "{*}col",
+                                                       "{*}headerFooter"),
                                           resolve_entities=False, no_network=True):
-            if etree.QName(element).localname == "col":
+            if etree.QName(element).localname == "headerFooter":
+                margins += margin_texts(element)
+            elif etree.QName(element).localname == "col":
                 if element.get("hidden") in ("1", "true"):
                     first, last = _bound(element.get("min")), _bound(element.get("max"))
                     columns.update(range(first, max(first, last) + 1))

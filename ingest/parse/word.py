@@ -1,13 +1,13 @@
 """DOCX: everything a reader of the document sees, in reading order.
 
 Body paragraphs and tables, with content controls (w:sdt) read like the body around them; text
-boxes, and picture alt text that says something, right after the paragraph they are anchored
-in; a footnote or endnote appended to the paragraph that cites it, its mark ("[注1]") left in
-place, so a clause and its note land in one chunk; a table nested in a cell as a table of its
-own after the outer one; tracked changes read as accepted; the headers' and footers' text once,
-at the end. Comments (unless the include_comments setting), text formatted hidden (w:vanish,
-unless include_hidden), tables of contents and template placeholder prompts are counted in
-chars_seen, not indexed.
+boxes, charts (ingest.parse.charts), and picture alt text that says something, right after the
+paragraph they are anchored in; a footnote or endnote appended to the paragraph that cites it,
+its mark ("[注1]") left in place, so a clause and its note land in one chunk; a table nested in
+a cell as a table of its own after the outer one; tracked changes read as accepted; the
+headers' and footers' text once, at the end. Comments (unless the include_comments setting),
+text formatted hidden (w:vanish, unless include_hidden), tables of contents and template
+placeholder prompts are counted in chars_seen, not indexed.
 
 Paragraphs are read from the XML: python-docx's `Paragraph.text` reads only the runs directly in
 a paragraph, so it loses inserted (w:ins) and moved (w:moveTo) text, inline content controls,
@@ -30,6 +30,8 @@ from lxml import etree
 
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import margin_blocks
+from ingest.parse.charts import C as _C
+from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import visible_chars
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, fill_merged, grid_blocks
@@ -45,6 +47,8 @@ from ingest.parse.word_notes import (
 )
 
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+CHART = _C + "chart"  # a chart drawn in the text (its part is a relationship of the document)
+_R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _DOC_PR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
 # Marks around content that is read as if it stood in their place.
 _WRAPPERS = {W + "ins", W + "moveTo", W + "customXml", W + "sdtContent"}
@@ -221,6 +225,8 @@ class _Reader:
                 line.anchored += self.blocks(child)
             elif tag == _DOC_PR:
                 self._alt_text(child.get("descr", ""), line)
+            elif tag == CHART:
+                self._chart(child.get(_R_ID, ""), line)
             else:
                 inner = (self._sdt_content(child) if tag == W + "sdt" else
                          _branch(child) if tag == _MC + "AlternateContent" else child)
@@ -242,6 +248,15 @@ class _Reader:
         text = " ".join(b.text for b in self.blocks(body) if b.kind != BlockKind.TABLE)
         self.page = page  # a break inside a note is not a page of the body
         line.notes.append(f"（{label}：{text}）")
+
+    def _chart(self, rel_id: str, line: _Line) -> None:
+        """A chart's title, axis titles and series, anchored like a text box."""
+        part = self.part.related_parts.get(rel_id)
+        if part is None:
+            return
+        for text in chart_lines(part.blob):
+            self.seen += visible_chars(text)
+            line.anchored.append(Block(kind=BlockKind.PARAGRAPH, text=text, page=self.page))
 
     def _alt_text(self, description: str, line: _Line) -> None:
         """A picture's description is indexed when it describes (a chart's figures, an org
