@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     parse_max_image_frames: int = Field(50, ge=1, description="frames of a multi-page image "
                                         "(TIFF) read by OCR; the others are counted in the "
                                         "parse report, not read (OCR costs seconds a frame)")
+    parse_max_pictures: int = Field(20, ge=0, description="pictures inside a Word, PowerPoint "
+                                    "or Excel file read by OCR (about a second each); the "
+                                    "others are counted in the parse report")
     parse_include_hidden: bool = Field(False, description="index what a file hides from its "
                                        "reader (hidden Excel rows, columns and sheets, Word "
                                        "hidden text, hidden slides, HTML display:none): by "

@@ -172,3 +172,4 @@ def test_xlsx_text_box_and_shape_are_read_top_to_bottom(tmp_path: Path) -> None:
         "报销", "项目: 住宿; 标准: 500元", "注意:报销单须附发票原件",
         "审批流程:部门经理审核后交财务总监"]
     assert doc.report.coverage == 1.0
+

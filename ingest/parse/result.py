@@ -52,6 +52,7 @@ class ParseLimits:
     max_pages: int = 1_000  # pages of a PDF or a multi-page image
     max_image_megapixels: float = 150.0  # pixels of one page image (a 600-dpi A3 scan is 70)
     max_image_frames: int = 50  # frames of a multi-page image read (OCR'd); the rest counted
+    max_pictures: int = 20  # pictures inside an Office file read by OCR; the rest counted
     include_hidden: bool = False  # index hidden rows, columns, sheets, text, slides, elements
     include_comments: bool = False  # index review comments
 
@@ -62,6 +63,7 @@ class ParseLimits:
                    max_rows=settings.parse_max_rows, max_pages=settings.parse_max_pages,
                    max_image_megapixels=settings.parse_max_image_megapixels,
                    max_image_frames=settings.parse_max_image_frames,
+                   max_pictures=settings.parse_max_pictures,
                    include_hidden=settings.parse_include_hidden,
                    include_comments=settings.parse_include_comments)
 

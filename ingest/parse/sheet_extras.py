@@ -16,14 +16,17 @@ import zipfile
 
 from lxml import etree
 
+from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number
 from ingest.parse.charts import C, chart_lines
 from ingest.parse.errors import ParseError
+from ingest.parse.pictures import Pictures
 from ingest.parse.tables import cell_text
 
 _XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
-_R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_R_ID, _R_EMBED = _R + "id", _R + "embed"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 _ANCHORS = (_XDR + "twoCellAnchor", _XDR + "oneCellAnchor", _XDR + "absoluteAnchor")
 _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader", "firstFooter")
@@ -38,10 +41,12 @@ _GENERATED_ALT = re.compile(r".*(?:automatically generated|自动生成).*|[\w\-
                             r"|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 
 
-def drawing_lines(archive: zipfile.ZipFile, sheet_part: str) -> list[str]:
+def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, pictures: Pictures
+                   ) -> list[Block]:
     """The text of the drawing over a sheet: shapes' and text boxes' paragraphs, charts'
-    lines (ingest.parse.charts) and pictures' alt text, in anchor order."""
-    lines: list[str] = []
+    lines (ingest.parse.charts), pictures' alt text and the text OCR reads in them
+    (ingest.parse.pictures), in anchor order."""
+    blocks: list[Block] = []
     drawings = [target for kind, _, target in _relationships(archive, sheet_part)
                 if kind.endswith("/drawing")]
     for drawing in drawings:
@@ -53,8 +58,10 @@ def drawing_lines(archive: zipfile.ZipFile, sheet_part: str) -> list[str]:
                                  "objects")
             anchors.append((_place(anchor), anchor))
         for _, anchor in sorted(anchors, key=lambda pair: pair[0]):
-            lines += _object_lines(archive, anchor, charts)
-    return lines
+            for item in _object_lines(archive, anchor, charts, pictures, page):
+                blocks.append(item if isinstance(item, Block) else
+                              Block(kind=BlockKind.PARAGRAPH, text=item, page=page))
+    return blocks
 
 
 def margin_texts(header_footer: etree._Element) -> list[str]:
@@ -72,22 +79,27 @@ def margin_texts(header_footer: etree._Element) -> list[str]:
     return texts
 
 
-def _object_lines(archive: zipfile.ZipFile, anchor: etree._Element,
-                  charts: dict[str, str]) -> list[str]:
-    lines = []
+def _object_lines(archive: zipfile.ZipFile, anchor: etree._Element, related: dict[str, str],
+                  pictures: Pictures, page: int) -> list[str | Block]:
+    lines: list[str | Block] = []
     for element in anchor.iter(_XDR + "txBody", C + "chart", _XDR + "pic"):
         if element.tag == _XDR + "txBody":
             paragraphs = ("".join(t.text or "" for t in p.iter(_A + "t"))
                           for p in element.iter(_A + "p"))
             lines += [text for text in map(cell_text, paragraphs) if text]
         elif element.tag == C + "chart":
-            target = charts.get(element.get(_R_ID, ""))
+            target = related.get(element.get(_R_ID, ""))
             if target and target in archive.NameToInfo:
                 lines += chart_lines(archive.read(target))
         else:
             alt = cell_text(" ".join(element.xpath("./*[1]/*[1]/@descr")))
             if alt and not _GENERATED_ALT.fullmatch(alt):
                 lines.append(f"(图片:{alt})")
+            blip = element.find(f".//{_A}blip")
+            target = related.get(blip.get(_R_EMBED, "")) if blip is not None else None
+            if target and target in archive.NameToInfo:
+                read = pictures.block(archive.read(target), page)
+                lines += [read] if read is not None else []
     return lines
 
 

@@ -2,9 +2,10 @@
 
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
 tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
-pictures' alt text and the speaker notes. Left out on purpose: footer, date
-and slide-number placeholders, text repeated on most slides (ingest.parse.boilerplate), and
-hidden slides (not shown in the slide show; read with the include_hidden setting).
+pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and the speaker
+notes. Left out on purpose: footer, date and slide-number placeholders, text repeated on most
+slides (ingest.parse.boilerplate), and hidden slides (not shown in the slide show; read with
+the include_hidden setting).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
 from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import indexed_chars, visible_chars
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize
@@ -80,7 +82,8 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
             numbered.append((number, slide))
         else:
             skipped.add("hidden_slides", _all_text(slide))
-    pieces = [_slide_pieces(slide, number, skipped) for number, slide in numbered]
+    pictures = Pictures(limits)
+    pieces = [_slide_pieces(slide, number, skipped, pictures) for number, slide in numbered]
     repeated = repeated_shapes([[p.block.text for p in on_slide if p.repeatable]
                                 for on_slide in pieces], MIN_SLIDES_FOR_REPEATS)
     for (number, slide), on_slide in zip(numbered, pieces, strict=True):
@@ -97,6 +100,8 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
         result.title, result.title_source = first_titles[0], "title slide"
     elif stated and not _TEMPLATE_TITLE.fullmatch(stated):
         result.title, result.title_source = stated, "metadata"
+    result.skipped += pictures.skipped
+    result.ocr_confidences = pictures.confidences
     result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     return result
 
@@ -107,7 +112,8 @@ def _all_text(slide: Slide) -> str:
     return " ".join(str(text) for part in parts for text in part.xpath(".//a:t/text()"))
 
 
-def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
+def _slide_pieces(slide: Slide, number: int, skipped: _Skipped, pictures: Pictures
+                  ) -> list[_Piece]:
     """The slide's blocks in reading order, with which of them may be repeated boilerplate."""
     pieces: list[_Piece] = []
     for shape in _shapes(slide.shapes):
@@ -124,9 +130,20 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
             elif alt:
                 label = _label([alt], "图片说明", "Image")
                 pieces.append(_Piece(_paragraph(label + alt, number), True))
+            if (read := _picture_text(shape, number, pictures)) is not None:
+                pieces.append(_Piece(read, False))
         elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
             pieces += _text_pieces(shape, number, skipped)
     return pieces
+
+
+def _picture_text(shape: Picture, number: int, pictures: Pictures) -> Block | None:
+    """What OCR reads in the picture (a linked picture, whose image is elsewhere, is not read)."""
+    try:
+        blob = shape.image.blob
+    except (KeyError, ValueError):  # linked, not embedded
+        return None
+    return pictures.block(blob, number)
 
 
 def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:

@@ -27,8 +27,9 @@ from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
-from ingest.parse.sheet_extras import drawing_lines, margin_texts
+from ingest.parse.sheet_extras import drawing_blocks, margin_texts
 from ingest.parse.tables import caption_before, cell_text, table_blocks
 from ingest.text import normalize
 
@@ -235,13 +236,14 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
     result = ParseResult(blocks=[], pages=0)
     count = RowCount(limits.max_rows)
     margins: list[str] = []  # print headers and footers, indexed once at the end
+    pictures = Pictures(limits)
     try:
         sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
         visible = [sheet for sheet in sheets
                    if sheet.sheet_state == "visible" or limits.include_hidden]
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result, limits.include_hidden, margins)
+                _read_sheet(sheet, archive, page, count, result, limits, margins, pictures)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
             if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
@@ -250,6 +252,8 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
     finally:
         workbook.close()
     result.pages = len(visible)
+    result.skipped += pictures.skipped
+    result.ocr_confidences = pictures.confidences
     result.blocks += margin_blocks(margins, max(1, result.pages))
     if result.chars_skipped:  # all a sheet shows is indexed: what it hides is what is not
         result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
@@ -259,13 +263,14 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount,
-                result: ParseResult, include_hidden: bool, margins: list[str]) -> None:
+                result: ParseResult, limits: ParseLimits, margins: list[str],
+                pictures: Pictures) -> None:
     """The sheet's rows as blocks, then the text of the drawing over it (text boxes, shapes,
     charts: ingest.parse.sheet_extras); hidden rows and columns left out and counted (unless
-    `include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
+    `limits.include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
     # openpyxl keeps the sheet's part name private; it has not changed since openpyxl 2.4
     hidden, columns, merges = _layout(archive, sheet._worksheet_path, margins)
-    if include_hidden:
+    if limits.include_hidden:
         hidden, columns = deque(), Columns(set())
     heading = Block(kind=BlockKind.HEADING, text=cell_text(sheet.title), page=page, level=1)
     result.blocks.append(heading)
@@ -297,8 +302,7 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
         numeric = sum(1 for cell in row if isinstance(cell.value, int | float | dt.date | dt.time))
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
-    result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=text, page=page)
-                      for text in drawing_lines(archive, sheet._worksheet_path)]
+    result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, pictures)
     if columns.seen:
         result.skipped["hidden_columns"] += len(columns.seen)
     if result.blocks[-1] is heading:  # nothing in the sheet: no heading over nothing

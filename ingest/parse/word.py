@@ -1,13 +1,14 @@
 """DOCX: everything a reader of the document sees, in reading order.
 
 Body paragraphs and tables, with content controls (w:sdt) read like the body around them; text
-boxes, charts (ingest.parse.charts), and picture alt text that says something, right after the
-paragraph they are anchored in; a footnote or endnote appended to the paragraph that cites it,
-its mark ("[注1]") left in place, so a clause and its note land in one chunk; a table nested in
-a cell as a table of its own after the outer one; tracked changes read as accepted; the
-headers' and footers' text once, at the end. Comments (unless the include_comments setting),
-text formatted hidden (w:vanish, unless include_hidden), tables of contents and template
-placeholder prompts are counted in chars_seen, not indexed.
+boxes, charts (ingest.parse.charts), pictures' text read by OCR (ingest.parse.pictures) and
+alt text that says something, right after the paragraph they are anchored in; a footnote or
+endnote appended to the paragraph that cites it, its mark ("[注1]") left in place, so a clause
+and its note land in one chunk; a table nested in a cell as a table of its own after the outer
+one; tracked changes read as accepted; the headers' and footers' text once, at the end.
+Comments (unless the include_comments setting), text formatted hidden (w:vanish, unless
+include_hidden), tables of contents and template placeholder prompts are counted in
+chars_seen, not indexed.
 
 Paragraphs are read from the XML: python-docx's `Paragraph.text` reads only the runs directly in
 a paragraph, so it loses inserted (w:ins) and moved (w:moveTo) text, inline content controls,
@@ -33,6 +34,7 @@ from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.charts import C as _C
 from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import visible_chars
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, fill_merged, grid_blocks
 from ingest.parse.word_notes import (
@@ -48,7 +50,11 @@ from ingest.parse.word_notes import (
 
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 CHART = _C + "chart"  # a chart drawn in the text (its part is a relationship of the document)
-_R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_R_ID, _R_EMBED = _R + "id", _R + "embed"
+# A DrawingML picture's image, and a VML one's (older files, and the fallback of newer ones)
+_PICTURES = {"{http://schemas.openxmlformats.org/drawingml/2006/main}blip",
+             "{urn:schemas-microsoft-com:vml}imagedata"}
 _DOC_PR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
 # Marks around content that is read as if it stood in their place.
 _WRAPPERS = {W + "ins", W + "moveTo", W + "customXml", W + "sdtContent"}
@@ -78,7 +84,8 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     the title from the core properties unless it is a template's placeholder."""
     document = docx.Document(io.BytesIO(data))
     check_no_dtd(document.part.package)
-    reader = _Reader(document.part, Notes.of(document.part), limits.include_hidden)
+    pictures = Pictures(limits)
+    reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
     blocks = reader.blocks(document.element.body)
     blocks += margin_blocks(margin_texts(document.part), reader.page)
     if limits.include_comments:
@@ -86,8 +93,9 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
                    for text in comment_texts(document.part)]
     skipped, skipped_chars = unindexed_parts(document.part, limits.include_comments)
     result = ParseResult(blocks, reader.page, chars_seen=reader.seen + skipped_chars,
-                         skipped=reader.skipped + skipped,
-                         chars_skipped=reader.chars_skipped + skipped_chars)
+                         skipped=reader.skipped + skipped + pictures.skipped,
+                         chars_skipped=reader.chars_skipped + skipped_chars,
+                         ocr_confidences=pictures.confidences)
     title = cell_text(document.core_properties.title)
     if title and not _PLACEHOLDER_TITLE.fullmatch(title):
         result.title, result.title_source = title, "metadata"
@@ -109,9 +117,11 @@ class _Line:
 class _Reader:
     """Reads block-level content into blocks, counting what it sees and what it leaves out."""
 
-    def __init__(self, part: DocumentPart, notes: Notes, include_hidden: bool = False) -> None:
+    def __init__(self, part: DocumentPart, notes: Notes, pictures: Pictures,
+                 include_hidden: bool = False) -> None:
         self.part = part
         self.notes = notes
+        self.pictures = pictures
         self.include_hidden = include_hidden
         self._hidden_styles: dict[str, bool] = {}
         self.page = 1
@@ -227,6 +237,8 @@ class _Reader:
                 self._alt_text(child.get("descr", ""), line)
             elif tag == CHART:
                 self._chart(child.get(_R_ID, ""), line)
+            elif tag in _PICTURES:
+                self._picture(child.get(_R_EMBED) or child.get(_R_ID) or "", line)
             else:
                 inner = (self._sdt_content(child) if tag == W + "sdt" else
                          _branch(child) if tag == _MC + "AlternateContent" else child)
@@ -257,6 +269,14 @@ class _Reader:
         for text in chart_lines(part.blob):
             self.seen += visible_chars(text)
             line.anchored.append(Block(kind=BlockKind.PARAGRAPH, text=text, page=self.page))
+
+    def _picture(self, rel_id: str, line: _Line) -> None:
+        """The text OCR reads in a picture (ingest.parse.pictures), anchored like alt text."""
+        part = self.part.related_parts.get(rel_id)
+        block = self.pictures.block(part.blob, self.page) if part is not None else None
+        if block is not None:
+            self.seen += visible_chars(block.text)
+            line.anchored.append(block)
 
     def _alt_text(self, description: str, line: _Line) -> None:
         """A picture's description is indexed when it describes (a chart's figures, an org
