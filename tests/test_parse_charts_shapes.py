@@ -21,6 +21,7 @@ from openpyxl.chart import BarChart, Reference
 from pptx.chart.data import CategoryChartData
 from pptx.chart.xmlwriter import ChartXmlWriter
 from pptx.enum.chart import XL_CHART_TYPE
+from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.util import Inches
 
 from ingest.models import BlockKind, ParsedDocument
@@ -173,3 +174,26 @@ def test_xlsx_text_box_and_shape_are_read_top_to_bottom(tmp_path: Path) -> None:
         "审批流程:部门经理审核后交财务总监"]
     assert doc.report.coverage == 1.0
 
+
+def test_master_and_layout_text_once_per_deck_without_prompts(tmp_path: Path) -> None:
+    deck = pptx.Presentation()
+    layout = deck.slide_layouts[1]
+    slides = [deck.slides.add_slide(layout) for _ in range(3)]
+    for slide, title in zip(slides, ("休假制度", "加班规定", "考勤要求"), strict=True):
+        assert slide.shapes.title is not None
+        slide.shapes.title.text = title
+    # python-pptx draws shapes on slides only: a text box is drawn, then moved to the template
+    templates = ((deck.slide_master, "华东集团 内部资料 严禁外传"), (layout, "人力资源部"))
+    for template, text in templates:
+        box = slides[0].shapes.add_textbox(Inches(0.3), Inches(7), Inches(4), Inches(0.4))
+        box.text_frame.text = text
+        template.shapes._spTree.append(box.element)
+    footer = next(s for s in deck.slide_master.placeholders
+                  if s.placeholder_format.type == PP_PLACEHOLDER.FOOTER)
+    footer.text_frame.text = "文件编号：HD-HR-2024-07"
+    deck.save(tmp_path / "hr.pptx")
+    found = texts(parse(tmp_path / "hr.pptx"))
+    assert found[-2:] == [
+        (3, "页眉页脚"), (3, "文件编号:HD-HR-2024-07 | 华东集团 内部资料 严禁外传 | 人力资源部")]
+    assert len([text for _, text in found if "人力资源部" in text]) == 1
+    assert not [text for _, text in found if "Click to edit" in text or "Master" in text]

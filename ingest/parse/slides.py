@@ -23,12 +23,12 @@ from pptx.shapes.base import BaseShape
 from pptx.shapes.graphfrm import GraphicFrame
 from pptx.shapes.group import GroupShape
 from pptx.shapes.picture import Picture
-from pptx.slide import Slide
+from pptx.slide import Slide, SlideLayout, SlideMaster
 from pptx.table import Table as PptxTable
 from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
-from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
+from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, repeated_shapes
 from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.pictures import Pictures
@@ -46,6 +46,9 @@ _GENERATED_ALT = re.compile(
     r".*(?:description automatically generated|自动生成的说明|自動產生的描述)\s*"
     r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Prompts of a template's placeholders, in PowerPoint's and WPS's words
+_PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以|编辑母版"
+                     r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片", re.I)
 
 
 @dataclass
@@ -93,6 +96,8 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
             else:
                 result.blocks.append(piece.block)
         result.blocks += _notes(slide, number, skipped)
+    result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered]),
+                                   numbered[-1][0] if numbered else 1)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])
                     if p.block.kind == BlockKind.HEADING]
     stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
@@ -104,6 +109,28 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     result.ocr_confidences = pictures.confidences
     result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     return result
+
+
+def _template_texts(slides: list[Slide]) -> list[str]:
+    """The text the masters and layouts of the slides read draw on every slide built on them: a
+    company name or a confidentiality line in a text box, a footer typed into the master's footer
+    placeholder. Not their other placeholders, whose text is the prompt a new slide shows
+    ("单击此处编辑母版标题样式", "Click to edit Master text styles") and never the slide's."""
+    # masters first, then layouts, each once, in the order the slides use them
+    templates: dict[object, SlideMaster | SlideLayout] = {}
+    for slide in slides:
+        master = slide.slide_layout.slide_master
+        templates.setdefault(master.element, master)
+    for slide in slides:
+        templates.setdefault(slide.slide_layout.element, slide.slide_layout)
+    texts = []
+    for template in templates.values():
+        for shape in _shapes(template.shapes):
+            kind = shape.placeholder_format.type if shape.is_placeholder else None
+            if isinstance(shape, Shape) and kind in (None, PP_PLACEHOLDER.FOOTER):
+                texts += [text for text in _paragraphs(shape.text_frame)
+                          if not _PROMPT.search(text)]
+    return texts
 
 
 def _all_text(slide: Slide) -> str:
