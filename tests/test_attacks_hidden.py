@@ -1,10 +1,13 @@
 """Issue 39, item 9: what a file hides from its reader stays hidden. A hidden Excel column, Word
 hidden text, a hidden slide and an HTML element with display:none are left out of the index by
-default and counted in the parse report; the include_hidden setting reads them. Files are
+default and counted in the parse report; the include_hidden setting reads them. Review comments
+(issue 40) are counted likewise and read with include_comments. Files are
 written by python-docx, python-pptx and openpyxl, as the applications write these flags."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import docx
@@ -12,6 +15,7 @@ import openpyxl
 import pptx
 import pytest
 from docx.enum.style import WD_STYLE_TYPE
+from openpyxl.comments import Comment
 from pptx.util import Inches
 
 from ingest.config import Settings
@@ -172,3 +176,51 @@ def test_word_comments_are_counted_and_read_with_the_setting(tmp_path: Path) -> 
     read = parse(path, ParseLimits(include_comments=True))
     assert "批注：法务意见：门槛应降为三万元" in text_of(read).replace(":", "：")
     assert "comments" not in read.report.skipped
+
+
+def test_excel_notes_are_counted_and_read_with_the_setting(tmp_path: Path) -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(["项目", "金额"])
+    sheet.append(["招待费", 5000])
+    sheet["B2"].comment = Comment("财务：超标部分由个人承担", "财务部")
+    path = tmp_path / "costs.xlsx"
+    workbook.save(path)
+    doc = parse(path)
+    assert "超标部分由个人承担" not in text_of(doc)
+    assert doc.report.skipped["comments"] == 1
+    assert doc.report.chars_skipped == len("财务：超标部分由个人承担")
+    read = parse(path, ParseLimits(include_comments=True))
+    assert "批注: 财务:超标部分由个人承担" in text_of(read)
+
+
+FODP = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"
+ xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:officeooo="http://openoffice.org/2009/office"
+ office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.presentation">
+<office:body><office:presentation><draw:page draw:name="p1">
+<draw:frame svg:x="2cm" svg:y="2cm" svg:width="20cm" svg:height="3cm"><draw:text-box>
+<text:p>培训安排：新员工培训为期三天</text:p></draw:text-box></draw:frame>
+<officeooo:annotation svg:x="1cm" svg:y="1cm"><dc:creator>法务部</dc:creator>
+<dc:date>2024-05-01T10:00:00</dc:date><text:p>法务意见：培训协议须双方签字</text:p>
+</officeooo:annotation></draw:page></office:presentation></office:body></office:document>"""
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice (soffice)")
+def test_slide_comments_are_counted_and_read_with_the_setting(tmp_path: Path) -> None:
+    source = tmp_path / "training.fodp"
+    source.write_text(FODP, encoding="utf-8")
+    subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/lo",
+                    "--convert-to", "pptx", "--outdir", str(tmp_path), str(source)],
+                   check=True, capture_output=True, timeout=180)
+    doc = parse(tmp_path / "training.pptx")  # as Impress saves it
+    assert "培训协议须双方签字" not in text_of(doc)
+    assert "新员工培训为期三天" in text_of(doc)
+    assert doc.report.skipped["comments"] == 1
+    assert "footer" not in text_of(doc).lower()  # Impress's master footer prompts
+    read = parse(tmp_path / "training.pptx", ParseLimits(include_comments=True))
+    assert "批注: 法务意见:培训协议须双方签字" in text_of(read)

@@ -1,7 +1,7 @@
 """What an XLSX sheet shows beside its cells: the drawing over it (text boxes and shapes,
-charts, pictures' alt text) and its print header and footer. Read-only openpyxl reads cells
-only, so these parts are found in the package by the sheet's relationships and parsed here with
-entity expansion off.
+charts, pictures), its notes and its print header and footer; and the columns it hides.
+Read-only openpyxl reads cells only, so these parts are found in the package by the sheet's
+relationships and parsed here with entity expansion off.
 
 A drawing's objects are read in the order of the cell they are anchored at (top to bottom,
 then left to right). Print headers and footers keep their text, not their codes (`&P` page,
@@ -13,16 +13,22 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
+from collections.abc import Sequence
+from typing import TypeVar
 
 from lxml import etree
 
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number
 from ingest.parse.charts import C, chart_lines
+from ingest.parse.comments import comment_texts
+from ingest.parse.coverage import visible_chars
 from ingest.parse.errors import ParseError
 from ingest.parse.pictures import Pictures
 from ingest.parse.tables import cell_text
 
+T = TypeVar("T")
+Span = tuple[int, int, str]  # as ingest.parse.spreadsheet's: first and last column, the value
 _XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -36,6 +42,7 @@ _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader",
 _CODE = re.compile(r'&(?:"[^"]*"|K[0-9A-Fa-f]{6}|K\d\d[+-]\d{3}|\d+|[DTZFAGBIUESXY])')
 _PAGE_CODE = re.compile(r"&[PN](?:[+-]\d+)?")
 _PART = re.compile(r"&[LCR]")
+MAX_COLUMNS = 16_384  # Excel's last column, XFD
 MAX_DRAWING_OBJECTS = 10_000  # objects of one drawing read; more is not a sheet anyone reads
 _GENERATED_ALT = re.compile(r".*(?:automatically generated|自动生成).*|[\w\- ]+\.(?:png|jpe?g"
                             r"|gif|bmp|tiff?|emf|wmf|svg)", re.I)
@@ -62,6 +69,14 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
                 blocks.append(item if isinstance(item, Block) else
                               Block(kind=BlockKind.PARAGRAPH, text=item, page=page))
     return blocks
+
+
+def sheet_comments(archive: zipfile.ZipFile, sheet_part: str) -> list[str]:
+    """The text of each note (comment) on the sheet (the legacy part, which Excel also writes
+    for threaded comments)."""
+    return [text for kind, _, target in _relationships(archive, sheet_part)
+            if kind.endswith("/comments") and target in archive.NameToInfo
+            for text in comment_texts(archive.read(target))]
 
 
 def margin_texts(header_footer: etree._Element) -> list[str]:
@@ -141,3 +156,48 @@ def _xml(archive: zipfile.ZipFile, part: str) -> etree._Element:
     if root.docinfo.doctype:
         raise ParseError(f"XLSX part {part} declares a DTD, which Office files must not")
     return root.getroot()
+
+
+class Columns:
+    """A sheet's hidden columns (1-based): their cells are taken out of every row, and the
+    merged areas over them narrowed to the columns shown."""
+
+    def __init__(self, hidden: set[int]) -> None:
+        self.hidden = hidden
+        self.order = sorted(hidden)
+        self.seen: set[int] = set()  # hidden columns that held text
+
+    def take_hidden(self, cells: list[str]) -> int:
+        """The visible characters of the row's hidden cells, noting which columns held any."""
+        chars = 0
+        for column in self.order:
+            if column > len(cells):
+                break
+            if cells[column - 1]:
+                self.seen.add(column)
+                chars += visible_chars(cells[column - 1])
+        return chars
+
+    def shown(self, cells: Sequence[T]) -> list[T]:
+        return [cell for c, cell in enumerate(cells, 1) if c not in self.hidden]
+
+    def spans(self, spans: list[Span]) -> list[Span]:
+        out = []
+        for first, last, value in spans:
+            shown = [c for c in range(first, last + 1) if c not in self.hidden]
+            if shown:
+                out.append((self._place(shown[0]), self._place(shown[-1]), value))
+        return out
+
+    def _place(self, column: int) -> int:
+        return column - sum(1 for c in self.hidden if c < column)
+
+
+def column_range(col: etree._Element) -> range:
+    """The columns a <col> element describes, within the sheet's columns."""
+    first, last = _bound(col.get("min")), _bound(col.get("max"))
+    return range(first, max(first, last) + 1)
+
+
+def _bound(value: str | None) -> int:
+    return min(int(value), MAX_COLUMNS) if value and value.isdigit() else 1

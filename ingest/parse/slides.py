@@ -30,6 +30,7 @@ from pptx.text.text import TextFrame
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, repeated_shapes
 from ingest.parse.charts import chart_lines
+from ingest.parse.comments import comment_blocks, comment_texts
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
@@ -47,8 +48,10 @@ _GENERATED_ALT = re.compile(
     r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # Prompts of a template's placeholders, in PowerPoint's and WPS's words
+# (LibreOffice's footer placeholders say "<footer>" or "Footer")
 _PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以|编辑母版"
-                     r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片", re.I)
+                     r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片"
+                     r"|^<?(?:footer|页脚)(?: text)?>?$", re.I)
 
 
 @dataclass
@@ -96,6 +99,13 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
             else:
                 result.blocks.append(piece.block)
         result.blocks += _notes(slide, number, skipped)
+        comments = [text for rel in slide.part.rels.values()
+                    if rel.reltype.endswith("/comments") and not rel.is_external
+                    for text in comment_texts(rel.target_part.blob)]
+        if limits.include_comments:
+            result.blocks += comment_blocks(comments, number)
+        for text in [] if limits.include_comments else comments:
+            skipped.add("comments", text)
     result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered]),
                                    numbered[-1][0] if numbered else 1)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])

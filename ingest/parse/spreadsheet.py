@@ -15,9 +15,8 @@ import io
 import re
 import zipfile
 from collections import Counter, deque
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import openpyxl
 from lxml import etree
@@ -25,11 +24,18 @@ from openpyxl.utils.cell import range_boundaries
 
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import margin_blocks
+from ingest.parse.comments import comment_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
-from ingest.parse.sheet_extras import drawing_blocks, margin_texts
+from ingest.parse.sheet_extras import (
+    Columns,
+    column_range,
+    drawing_blocks,
+    margin_texts,
+    sheet_comments,
+)
 from ingest.parse.tables import caption_before, cell_text, table_blocks
 from ingest.text import normalize
 
@@ -40,7 +46,6 @@ MAX_MERGES = 100_000  # merged ranges of one sheet held in memory
 _PERCENT = re.compile(r"(?:\.([0#]+))?%")
 _NUMBERS = {int, float}  # values whose number format says how they are shown (25%)
 Span = tuple[int, int, str]  # first and last column (1-based) a merged value covers, the value
-T = TypeVar("T")
 
 
 @dataclass
@@ -303,6 +308,12 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
     result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, pictures)
+    comments = sheet_comments(archive, sheet._worksheet_path)
+    if limits.include_comments:
+        result.blocks += comment_blocks(comments, page)
+    elif comments:
+        result.skipped["comments"] += len(comments)
+        result.chars_skipped += sum(visible_chars(text) for text in comments)
     if columns.seen:
         result.skipped["hidden_columns"] += len(columns.seen)
     if result.blocks[-1] is heading:  # nothing in the sheet: no heading over nothing
@@ -331,44 +342,6 @@ class Merges:
         return [span for _, span in self.active], depth, any(a[2] > a[0] for a in starting)
 
 
-class Columns:
-    """A sheet's hidden columns (1-based): their cells are taken out of every row, and the
-    merged areas over them narrowed to the columns shown."""
-
-    def __init__(self, hidden: set[int]) -> None:
-        self.hidden = hidden
-        self.order = sorted(hidden)
-        self.seen: set[int] = set()  # hidden columns that held text
-
-    def take_hidden(self, cells: list[str]) -> int:
-        """The visible characters of the row's hidden cells, noting which columns held any."""
-        chars = 0
-        for column in self.order:
-            if column > len(cells):
-                break
-            if cells[column - 1]:
-                self.seen.add(column)
-                chars += visible_chars(cells[column - 1])
-        return chars
-
-    def shown(self, cells: Sequence[T]) -> list[T]:
-        return [cell for c, cell in enumerate(cells, 1) if c not in self.hidden]
-
-    def spans(self, spans: list[Span]) -> list[Span]:
-        out = []
-        for first, last, value in spans:
-            shown = [c for c in range(first, last + 1) if c not in self.hidden]
-            if shown:
-                out.append((self._place(shown[0]), self._place(shown[-1]), value))
-        return out
-
-    def _place(self, column: int) -> int:
-        return column - sum(1 for c in self.hidden if c < column)
-
-
-MAX_COLUMNS = 16_384  # Excel's last column, XFD
-
-
 def _layout(archive: zipfile.ZipFile, part: str, margins: list[str]
             ) -> tuple[deque[list[int]], Columns, Merges]:
     """The hidden rows (as runs of first and last row), hidden columns and merged ranges of
@@ -385,8 +358,7 @@ def _layout(archive: zipfile.ZipFile, part: str, margins: list[str]
                 margins += margin_texts(element)
             elif etree.QName(element).localname == "col":
                 if element.get("hidden") in ("1", "true"):
-                    first, last = _bound(element.get("min")), _bound(element.get("max"))
-                    columns.update(range(first, max(first, last) + 1))
+                    columns.update(column_range(element))
             elif etree.QName(element).localname == "row":
                 index = int(element.get("r") or index + 1)
                 if element.get("hidden") in ("1", "true"):
@@ -402,11 +374,6 @@ def _layout(archive: zipfile.ZipFile, part: str, margins: list[str]
             while element.getprevious() is not None:
                 del element.getparent()[0]  # type: ignore[union-attr]
     return hidden, Columns(columns), Merges(ranges)
-
-
-def _bound(value: str | None) -> int:
-    """A column number as a <col> element states it, within the sheet's columns."""
-    return min(int(value), MAX_COLUMNS) if value and value.isdigit() else 1
 
 
 def _hidden_sheet_chars(sheet: Any, count: RowCount) -> int:
