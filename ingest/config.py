@@ -114,7 +114,8 @@ class Settings(BaseSettings):
                                        "hidden text, hidden slides, HTML display:none): by "
                                        "default it is left out and counted in the parse report")
     parse_include_comments: bool = Field(False, description="index review comments (Word, "
-                                         "Excel): by default they are counted, not indexed")
+                                         "Excel, PowerPoint): by default they are counted, "
+                                         "not indexed")
     min_coverage: float = Field(0.9, ge=0, le=1, description="a document whose parse indexed "
                                 "less of its text than this (parts skipped on purpose aside) is "
                                 "listed by `kbflow status` and the run summary")
