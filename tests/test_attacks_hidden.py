@@ -89,6 +89,9 @@ def test_word_hidden_text_is_not_indexed(tmp_path: Path) -> None:
     other.add_run("（审批人可私下放宽）", style="暗注")
     shown_again = document.add_paragraph("第三条 本办法自发布之日起施行。")
     shown_again.runs[0].font.hidden = False  # w:vanish w:val="0": shown
+    header = document.sections[0].header.paragraphs[0]
+    header.add_run("华东集团差旅管理办法 ")
+    header.add_run("草稿：待董事会否决").font.hidden = True
     path = tmp_path / "travel.docx"
     document.save(path)
 
@@ -96,12 +99,15 @@ def test_word_hidden_text_is_not_indexed(tmp_path: Path) -> None:
     text = text_of(doc)
     assert "住宿标准为每晚五百元" in text and "自发布之日起施行" in text
     assert "总经理出差不设上限" not in text and "私下放宽" not in text
-    assert doc.report.skipped["hidden_text"] == 2
-    assert doc.report.chars_skipped == len("内部备注：总经理出差不设上限。（审批人可私下放宽）")
+    assert "华东集团差旅管理办法" in text and "待董事会否决" not in text
+    assert doc.report.skipped["hidden_text"] == 3  # two paragraphs, one header
+    # (the report caps chars_skipped at chars_seen - chars_indexed; the 页眉页脚 label counts)
+    assert doc.report.chars_skipped >= len("内部备注：总经理出差不设上限。（审批人可私下放宽）")
     assert doc.report.coverage == 1.0
 
     included = text_of(parse(path, INCLUDE))
     assert "总经理出差不设上限" in included and "私下放宽" in included
+    assert "待董事会否决" in included
 
 
 def test_hidden_slide_is_not_indexed(tmp_path: Path) -> None:

@@ -104,8 +104,9 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
                     for text in comment_texts(rel.target_part.blob)]
         if limits.include_comments:
             result.blocks += comment_blocks(comments, number)
-        for text in [] if limits.include_comments else comments:
-            skipped.add("comments", text)
+        else:
+            for text in comments:
+                skipped.add("comments", text)
     result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered]),
                                    numbered[-1][0] if numbered else 1)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])

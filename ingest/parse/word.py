@@ -87,11 +87,12 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     pictures = Pictures(limits)
     reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
     blocks = reader.blocks(document.element.body)
-    blocks += margin_blocks(margin_texts(document.part), reader.page)
+    blocks += margin_blocks(margin_texts(document.part, limits.include_hidden), reader.page)
     if limits.include_comments:
         blocks += [Block(kind=BlockKind.PARAGRAPH, text=f"批注：{text}", page=reader.page)
                    for text in comment_texts(document.part)]
-    skipped, skipped_chars = unindexed_parts(document.part, limits.include_comments)
+    skipped, skipped_chars = unindexed_parts(document.part, limits.include_comments,
+                                             limits.include_hidden)
     result = ParseResult(blocks, reader.page, chars_seen=reader.seen + skipped_chars,
                          skipped=reader.skipped + skipped + pictures.skipped,
                          chars_skipped=reader.chars_skipped + skipped_chars,
