@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import docx
@@ -197,3 +198,18 @@ def test_master_and_layout_text_once_per_deck_without_prompts(tmp_path: Path) ->
         (3, "页眉页脚"), (3, "文件编号:HD-HR-2024-07 | 华东集团 内部资料 严禁外传 | 人力资源部")]
     assert len([text for _, text in found if "人力资源部" in text]) == 1
     assert not [text for _, text in found if "Click to edit" in text or "Master" in text]
+
+
+def test_part_names_are_matched_whatever_their_case(tmp_path: Path) -> None:
+    """Some writers name a sheet `Sheet1.xml` and its relationships `_rels/sheet1.xml.rels`
+    (Apache POI's 123233_charts.xlsx): part names are case-insensitive in a package."""
+    path = sales_workbook(tmp_path / "sales.xlsx")
+    with zipfile.ZipFile(path) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            if info.filename == "xl/worksheets/_rels/sheet1.xml.rels":
+                data = data.replace(b"/xl/drawings/drawing1.xml", b"/xl/drawings/Drawing1.xml")
+                info.filename = "xl/worksheets/_rels/SHEET1.xml.rels"
+            archive.writestr(info, data)
+    assert (1, "图表: 2024年区域销售额") in texts(parse(path))

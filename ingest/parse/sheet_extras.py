@@ -130,18 +130,28 @@ def _place(anchor: etree._Element) -> tuple[int, int]:
 def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
     """A part's internal relationships: (type, id, the target part's name)."""
     folder, name = posixpath.split(part.lstrip("/"))
-    rels = posixpath.join(folder, "_rels", name + ".rels")
-    if rels not in archive.NameToInfo:
+    rels = _member(archive, posixpath.join(folder, "_rels", name + ".rels"))
+    if rels is None:
         return []
     out = []
     for rel in _xml(archive, rels).iter(_REL):
         target = rel.get("Target", "")
         if rel.get("TargetMode") == "External" or not target:
             continue
-        resolved = (target.lstrip("/") if target.startswith("/")
-                    else posixpath.normpath(posixpath.join(folder, target)))
-        out.append((rel.get("Type", ""), rel.get("Id", ""), resolved))
+        resolved = _member(archive, target.lstrip("/") if target.startswith("/")
+                           else posixpath.normpath(posixpath.join(folder, target)))
+        if resolved is not None:
+            out.append((rel.get("Type", ""), rel.get("Id", ""), resolved))
     return out
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> str | None:
+    """The archive's member of that part name; part names are case-insensitive (ECMA-376
+    Part 2, 6.2.2.3), and writers do mix "Sheet1.xml" with "_rels/sheet1.xml.rels"."""
+    if name in archive.NameToInfo:
+        return name
+    lower = name.lower()
+    return next((member for member in archive.NameToInfo if member.lower() == lower), None)
 
 
 def _xml(archive: zipfile.ZipFile, part: str) -> etree._Element:
