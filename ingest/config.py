@@ -103,6 +103,19 @@ class Settings(BaseSettings):
                                  "pages fails with a reason")
     parse_max_image_megapixels: float = Field(150, gt=0, description="a page image larger than "
                                               "this fails with a reason (a 600-dpi A3 scan: 70)")
+    parse_max_image_frames: int = Field(50, ge=1, description="frames of a multi-page image "
+                                        "(TIFF) read by OCR; the others are counted in the "
+                                        "parse report, not read (OCR costs seconds a frame)")
+    parse_max_pictures: int = Field(20, ge=0, description="pictures inside a Word, PowerPoint "
+                                    "or Excel file read by OCR (about a second each); the "
+                                    "others are counted in the parse report")
+    parse_include_hidden: bool = Field(False, description="index what a file hides from its "
+                                       "reader (hidden Excel rows, columns and sheets, Word "
+                                       "hidden text, hidden slides, HTML display:none): by "
+                                       "default it is left out and counted in the parse report")
+    parse_include_comments: bool = Field(False, description="index review comments (Word, "
+                                         "Excel, PowerPoint): by default they are counted, "
+                                         "not indexed")
     min_coverage: float = Field(0.9, ge=0, le=1, description="a document whose parse indexed "
                                 "less of its text than this (parts skipped on purpose aside) is "
                                 "listed by `kbflow status` and the run summary")

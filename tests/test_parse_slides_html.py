@@ -109,7 +109,7 @@ def test_pptx_reads_every_text_part_and_drops_what_repeats_on_most_slides(
                           "内层组合:可疑邮件转发至安全邮箱"]
     assert on_page[4][-2:] == ["介质: U盘; 要求: 加密存储", "介质: 移动硬盘; 要求: 登记备案"]
     assert on_page[5][-1] == "图片说明: 办公终端离开时锁屏示意图"
-    assert on_page[7][-2:] == ["图表: 2025年安全事件数量",
+    assert on_page[7][-3:] == ["图表: 2025年安全事件数量", "事件: 一季度 3; 二季度 1",
                                "Speaker notes: Report incidents within 24 hours."]
 
 

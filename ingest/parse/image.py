@@ -6,6 +6,11 @@ more frames than the page limit fails with a reason instead of exhausting the wo
 or time. The frames then become the pages of a PDF, sized so that rendering them at the OCR
 resolution gives back their own pixels, and that PDF goes through `parse_pdf`: OCR, turning
 sideways pages upright, reading order and the report are those of scanned PDFs.
+
+OCR costs seconds a page, and a TIFF of thousands of frames takes a few megabytes (a 3.8 MB
+one cost 127 s of CPU): only the first `max_image_frames` frames are read, the others are
+counted in the report (`skipped["image_frames"]`), and a frame of one colour is a blank page,
+never OCR'd.
 """
 
 from __future__ import annotations
@@ -35,8 +40,12 @@ def parse_image(data: bytes, limits: ParseLimits) -> ParseResult:
             raise ParseError(f"not a readable image: {describe_content(data)}") from exc
         with image:
             frames = _checked_frames(image, limits)
-            pdf = _as_pdf(image, frames)
-    return parse_pdf(pdf, limits)
+            read = min(frames, limits.max_image_frames)
+            pdf = _as_pdf(image, read)
+    result = parse_pdf(pdf, limits)
+    if frames > read:
+        result.skipped["image_frames"] = frames - read
+    return result
 
 
 @contextmanager
@@ -72,19 +81,28 @@ def _checked_frames(image: Image.Image, limits: ParseLimits) -> int:
 
 
 def _as_pdf(image: Image.Image, frames: int) -> bytes:
-    """A PDF with one page per frame, each frame at OCR_DPI (so OCR reads its own pixels)."""
+    """A PDF with one page per frame, each frame at OCR_DPI (so OCR reads its own pixels); a
+    frame of one colour is an empty page (nothing to OCR)."""
     pdf = pymupdf.open()
     for number in range(frames):
         image.seek(number)
         pixels = _page_pixels(image)
         gray = pixels.mode == "L"
-        pixmap = pymupdf.Pixmap(pymupdf.csGRAY if gray else pymupdf.csRGB, pixels.width,
-                                pixels.height, pixels.tobytes(), False)
         page = pdf.new_page(width=pixels.width * 72 / OCR_DPI,
                             height=pixels.height * 72 / OCR_DPI)
+        if _one_colour(pixels):
+            continue
+        pixmap = pymupdf.Pixmap(pymupdf.csGRAY if gray else pymupdf.csRGB, pixels.width,
+                                pixels.height, pixels.tobytes(), False)
         page.insert_image(page.rect, pixmap=pixmap)
     data: bytes = pdf.tobytes(deflate=True)
     return data
+
+
+def _one_colour(pixels: Image.Image) -> bool:
+    extrema = pixels.getextrema()  # (min, max) of gray; one pair per band of RGB
+    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
+    return all(low == high for low, high in bands)
 
 
 def _page_pixels(frame: Image.Image) -> Image.Image:

@@ -87,9 +87,14 @@ def ocr_page(page: pymupdf.Page) -> OcrPage:
     """The page's lines, read upright however the page was scanned."""
     pix = page.get_pixmap(dpi=OCR_DPI, colorspace=pymupdf.csRGB, alpha=False)
     image = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.width, 3)
-    image = image[:, :, ::-1]  # the engines expect OpenCV's BGR order
+    return ocr_image(image[:, :, ::-1])  # the engines expect OpenCV's BGR order
+
+
+def ocr_image(image: np.ndarray, turns: bool = True) -> OcrPage:
+    """The lines of an image (BGR pixels at OCR_DPI: boxes are given in points at that
+    resolution), read upright however it lies (or as it lies, without `turns`)."""
     as_lies = _read(image, 0)
-    if not as_lies.doubtful:
+    if not turns or not as_lies.doubtful:
         return as_lies
     best = as_lies
     for turn in _turns_to_try(as_lies):

@@ -43,20 +43,29 @@ class ParseResult:
 @dataclass(frozen=True)
 class ParseLimits:
     """What a file may hold before it fails with a reason instead of exhausting the worker's
-    time or memory (the settings of the same names, see ingest.config)."""
+    time or memory, and which parts kept from its reader are read all the same (the settings
+    of the same names, see ingest.config)."""
 
     max_file_mb: float = 100.0
     allow_repaired_pdf: bool = False  # publish PDFs PyMuPDF had to repair (maybe partial)
     max_rows: int = 200_000  # rows of a spreadsheet or CSV file, all sheets together
     max_pages: int = 1_000  # pages of a PDF or a multi-page image
     max_image_megapixels: float = 150.0  # pixels of one page image (a 600-dpi A3 scan is 70)
+    max_image_frames: int = 50  # frames of a multi-page image read (OCR'd); the rest counted
+    max_pictures: int = 20  # pictures inside an Office file read by OCR; the rest counted
+    include_hidden: bool = False  # index hidden rows, columns, sheets, text, slides, elements
+    include_comments: bool = False  # index review comments
 
     @classmethod
     def of(cls, settings: Settings) -> ParseLimits:
         return cls(max_file_mb=settings.max_file_mb,
                    allow_repaired_pdf=settings.allow_repaired_pdf,
                    max_rows=settings.parse_max_rows, max_pages=settings.parse_max_pages,
-                   max_image_megapixels=settings.parse_max_image_megapixels)
+                   max_image_megapixels=settings.parse_max_image_megapixels,
+                   max_image_frames=settings.parse_max_image_frames,
+                   max_pictures=settings.parse_max_pictures,
+                   include_hidden=settings.parse_include_hidden,
+                   include_comments=settings.parse_include_comments)
 
 
 Parser = Callable[[bytes, ParseLimits], ParseResult]

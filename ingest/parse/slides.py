@@ -1,8 +1,11 @@
 """PPTX (python-pptx): every text part of a deck, slide by slide; the page is the slide number.
 
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
-tables, chart titles, pictures' alt text and the speaker notes. Left out on purpose: footer, date
-and slide-number placeholders, and text repeated on most slides (ingest.parse.boilerplate).
+tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
+pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and the speaker
+notes. Left out on purpose: footer, date and slide-number placeholders, text repeated on most
+slides (ingest.parse.boilerplate), and hidden slides (not shown in the slide show; read with
+the include_hidden setting).
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from pptx.shapes.base import BaseShape
 from pptx.shapes.graphfrm import GraphicFrame
 from pptx.shapes.group import GroupShape
 from pptx.shapes.picture import Picture
-from pptx.slide import Slide
+from pptx.slide import Slide, SlideLayout, SlideMaster
 from pptx.table import Table as PptxTable
 from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
-from ingest.parse.boilerplate import is_page_number, line_shape, repeated_shapes
+from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, repeated_shapes
+from ingest.parse.charts import chart_lines
+from ingest.parse.comments import comment_blocks, comment_texts
 from ingest.parse.coverage import indexed_chars, visible_chars
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize
@@ -41,6 +47,11 @@ _GENERATED_ALT = re.compile(
     r".*(?:description automatically generated|自动生成的说明|自動產生的描述)\s*"
     r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Prompts of a template's placeholders, in PowerPoint's and WPS's words
+# (LibreOffice's footer placeholders say "<footer>" or "Footer")
+_PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以|编辑母版"
+                     r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片"
+                     r"|^<?(?:footer|页脚)(?: text)?>?$", re.I)
 
 
 @dataclass
@@ -69,19 +80,35 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     titles are headings; the title slide's title is the deck's title (else the file's title
     property). The page number is the slide number."""
     presentation = pptx.Presentation(io.BytesIO(data))
-    slides = list(presentation.slides)
-    result = ParseResult([], len(slides))
+    result = ParseResult([], len(presentation.slides))
     skipped = _Skipped(result)
-    pieces = [_slide_pieces(slide, number, skipped) for number, slide in enumerate(slides, 1)]
+    numbered = []  # the slides read, with their numbers in the deck
+    for number, slide in enumerate(presentation.slides, 1):
+        if limits.include_hidden or slide.element.get("show") not in ("0", "false"):
+            numbered.append((number, slide))
+        else:
+            skipped.add("hidden_slides", _all_text(slide))
+    pictures = Pictures(limits)
+    pieces = [_slide_pieces(slide, number, skipped, pictures) for number, slide in numbered]
     repeated = repeated_shapes([[p.block.text for p in on_slide if p.repeatable]
                                 for on_slide in pieces], MIN_SLIDES_FOR_REPEATS)
-    for number, (slide, on_slide) in enumerate(zip(slides, pieces, strict=True), start=1):
+    for (number, slide), on_slide in zip(numbered, pieces, strict=True):
         for piece in on_slide:
             if piece.repeatable and line_shape(piece.block.text) in repeated:
                 skipped.boilerplate(piece.block.text)
             else:
                 result.blocks.append(piece.block)
         result.blocks += _notes(slide, number, skipped)
+        comments = [text for rel in slide.part.rels.values()
+                    if rel.reltype.endswith("/comments") and not rel.is_external
+                    for text in comment_texts(rel.target_part.blob)]
+        if limits.include_comments:
+            result.blocks += comment_blocks(comments, number)
+        else:
+            for text in comments:
+                skipped.add("comments", text)
+    result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered]),
+                                   numbered[-1][0] if numbered else 1)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])
                     if p.block.kind == BlockKind.HEADING]
     stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
@@ -89,22 +116,51 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
         result.title, result.title_source = first_titles[0], "title slide"
     elif stated and not _TEMPLATE_TITLE.fullmatch(stated):
         result.title, result.title_source = stated, "metadata"
+    result.skipped += pictures.skipped
+    result.ocr_confidences = pictures.confidences
     result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     return result
 
 
-def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
+def _template_texts(slides: list[Slide]) -> list[str]:
+    """The text the masters and layouts of the slides read draw on every slide built on them: a
+    company name or a confidentiality line in a text box, a footer typed into the master's footer
+    placeholder. Not their other placeholders, whose text is the prompt a new slide shows
+    ("单击此处编辑母版标题样式", "Click to edit Master text styles") and never the slide's."""
+    # masters first, then layouts, each once, in the order the slides use them
+    templates: dict[object, SlideMaster | SlideLayout] = {}
+    for slide in slides:
+        master = slide.slide_layout.slide_master
+        templates.setdefault(master.element, master)
+    for slide in slides:
+        templates.setdefault(slide.slide_layout.element, slide.slide_layout)
+    texts = []
+    for template in templates.values():
+        for shape in _shapes(template.shapes):
+            kind = shape.placeholder_format.type if shape.is_placeholder else None
+            if isinstance(shape, Shape) and kind in (None, PP_PLACEHOLDER.FOOTER):
+                texts += [text for text in _paragraphs(shape.text_frame)
+                          if not _PROMPT.search(text)]
+    return texts
+
+
+def _all_text(slide: Slide) -> str:
+    """Every text run of a slide and its notes page."""
+    parts = [slide.element, *([slide.notes_slide.element] if slide.has_notes_slide else [])]
+    return " ".join(str(text) for part in parts for text in part.xpath(".//a:t/text()"))
+
+
+def _slide_pieces(slide: Slide, number: int, skipped: _Skipped, pictures: Pictures
+                  ) -> list[_Piece]:
     """The slide's blocks in reading order, with which of them may be repeated boilerplate."""
     pieces: list[_Piece] = []
     for shape in _shapes(slide.shapes):
         if isinstance(shape, GraphicFrame) and shape.has_table:
             caption = caption_before([p.block for p in pieces])
             pieces += [_Piece(b, False) for b in grid_blocks(_grid(shape.table), number, caption)]
-        elif isinstance(shape, GraphicFrame) and shape.has_chart and shape.chart.has_title:
-            title = shape.chart.chart_title
-            texts = _paragraphs(title.text_frame) if title.has_text_frame else []
-            pieces += [_Piece(_paragraph(_label(texts, "图表", "Chart") + text, number), False)
-                       for text in texts]
+        elif isinstance(shape, GraphicFrame) and shape.has_chart:
+            pieces += [_Piece(_paragraph(text, number), False)
+                       for text in chart_lines(shape.chart_part.blob)]
         elif isinstance(shape, Picture):
             alt = normalize(" ".join(shape.element.xpath("./*[1]/p:cNvPr/@descr")))
             if _GENERATED_ALT.fullmatch(alt):
@@ -112,9 +168,20 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped) -> list[_Piece]:
             elif alt:
                 label = _label([alt], "图片说明", "Image")
                 pieces.append(_Piece(_paragraph(label + alt, number), True))
+            if (read := _picture_text(shape, number, pictures)) is not None:
+                pieces.append(_Piece(read, False))
         elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
             pieces += _text_pieces(shape, number, skipped)
     return pieces
+
+
+def _picture_text(shape: Picture, number: int, pictures: Pictures) -> Block | None:
+    """What OCR reads in the picture (a linked picture, whose image is elsewhere, is not read)."""
+    try:
+        blob = shape.image.blob
+    except (KeyError, ValueError):  # linked, not embedded
+        return None
+    return pictures.block(blob, number)
 
 
 def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:

@@ -1,5 +1,6 @@
 """XLSX and XLSM (openpyxl, read-only): each visible sheet is a heading followed by its tables,
-whose rows read "header: value; …" like the table rows of PDF and DOCX files.
+whose rows read "header: value; …" like the table rows of PDF and DOCX files, and by the text
+of its drawing (text boxes, shapes, charts); print headers and footers once, at the end.
 
 Rows are streamed, never a whole sheet held. Read-only openpyxl gives cell values (a formula's
 cached result; macros never run) but neither hidden rows nor merged cells, so one lxml pass over
@@ -22,9 +23,19 @@ from lxml import etree
 from openpyxl.utils.cell import range_boundaries
 
 from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import margin_blocks
+from ingest.parse.comments import comment_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
+from ingest.parse.sheet_extras import (
+    Columns,
+    column_range,
+    drawing_blocks,
+    margin_texts,
+    sheet_comments,
+)
 from ingest.parse.tables import caption_before, cell_text, table_blocks
 from ingest.text import normalize
 
@@ -229,20 +240,26 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
                                       keep_links=False)
     result = ParseResult(blocks=[], pages=0)
     count = RowCount(limits.max_rows)
+    margins: list[str] = []  # print headers and footers, indexed once at the end
+    pictures = Pictures(limits)
     try:
         sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
-        visible = [sheet for sheet in sheets if sheet.sheet_state == "visible"]
+        visible = [sheet for sheet in sheets
+                   if sheet.sheet_state == "visible" or limits.include_hidden]
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result)
+                _read_sheet(sheet, archive, page, count, result, limits, margins, pictures)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
-            if sheet.sheet_state != "visible":
+            if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
                 result.chars_skipped += _hidden_sheet_chars(sheet, count)
         title = workbook.properties.title
     finally:
         workbook.close()
     result.pages = len(visible)
+    result.skipped += pictures.skipped
+    result.ocr_confidences = pictures.confidences
+    result.blocks += margin_blocks(margins, max(1, result.pages))
     if result.chars_skipped:  # all a sheet shows is indexed: what it hides is what is not
         result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     if isinstance(title, str) and normalize(title):
@@ -251,9 +268,15 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount,
-                result: ParseResult) -> None:
+                result: ParseResult, limits: ParseLimits, margins: list[str],
+                pictures: Pictures) -> None:
+    """The sheet's rows as blocks, then the text of the drawing over it (text boxes, shapes,
+    charts: ingest.parse.sheet_extras); hidden rows and columns left out and counted (unless
+    `limits.include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
     # openpyxl keeps the sheet's part name private; it has not changed since openpyxl 2.4
-    hidden, merges = _layout(archive, sheet._worksheet_path)
+    hidden, columns, merges = _layout(archive, sheet._worksheet_path, margins)
+    if limits.include_hidden:
+        hidden, columns = deque(), Columns(set())
     heading = Block(kind=BlockKind.HEADING, text=cell_text(sheet.title), page=page, level=1)
     result.blocks.append(heading)
     table = SheetTable(page, result.blocks, result.skipped)
@@ -274,9 +297,25 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
             result.skipped["hidden_rows"] += 1
             result.chars_skipped += visible_chars("".join(cells))
             continue
+        if columns.hidden:
+            result.chars_skipped += columns.take_hidden(cells)
+            row, cells, spans = columns.shown(row), columns.shown(cells), columns.spans(spans)
+            while cells and not cells[-1]:
+                cells.pop()
+            if not cells:  # all it holds is hidden
+                continue
         numeric = sum(1 for cell in row if isinstance(cell.value, int | float | dt.date | dt.time))
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
+    result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, pictures)
+    comments = sheet_comments(archive, sheet._worksheet_path)
+    if limits.include_comments:
+        result.blocks += comment_blocks(comments, page)
+    elif comments:
+        result.skipped["comments"] += len(comments)
+        result.chars_skipped += sum(visible_chars(text) for text in comments)
+    if columns.seen:
+        result.skipped["hidden_columns"] += len(columns.seen)
     if result.blocks[-1] is heading:  # nothing in the sheet: no heading over nothing
         result.blocks.pop()
         result.empty_pages += 1
@@ -303,15 +342,24 @@ class Merges:
         return [span for _, span in self.active], depth, any(a[2] > a[0] for a in starting)
 
 
-def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Merges]:
-    """The hidden rows (as runs of first and last row) and merged ranges of one sheet."""
+def _layout(archive: zipfile.ZipFile, part: str, margins: list[str]
+            ) -> tuple[deque[list[int]], Columns, Merges]:
+    """The hidden rows (as runs of first and last row), hidden columns and merged ranges of
+    one sheet; its print header and footer texts are added to `margins`."""
     hidden: deque[list[int]] = deque()
+    columns: set[int] = set()
     ranges: list[tuple[int, int, int, int]] = []
     index = 0
     with archive.open(part.lstrip("/")) as source:
-        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell"),
+        for _, element in etree.iterparse(source, tag=("{*}row", "{*}mergeCell", "{*}col",
+                                                       "{*}headerFooter"),
                                           resolve_entities=False, no_network=True):
-            if etree.QName(element).localname == "row":
+            if etree.QName(element).localname == "headerFooter":
+                margins += margin_texts(element)
+            elif etree.QName(element).localname == "col":
+                if element.get("hidden") in ("1", "true"):
+                    columns.update(column_range(element))
+            elif etree.QName(element).localname == "row":
                 index = int(element.get("r") or index + 1)
                 if element.get("hidden") in ("1", "true"):
                     if hidden and hidden[-1][1] == index - 1:
@@ -325,7 +373,7 @@ def _layout(archive: zipfile.ZipFile, part: str) -> tuple[deque[list[int]], Merg
             element.clear()
             while element.getprevious() is not None:
                 del element.getparent()[0]  # type: ignore[union-attr]
-    return hidden, Merges(ranges)
+    return hidden, Columns(columns), Merges(ranges)
 
 
 def _hidden_sheet_chars(sheet: Any, count: RowCount) -> int:

@@ -46,7 +46,7 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     body = tree if body is None else body
     text, _ = _text_counts(body)
     result = ParseResult([], 1, chars_seen=text[body])
-    _remove_furniture(body, text, result)
+    _remove_furniture(body, text, result, limits.include_hidden)
     text, links = _text_counts(body)
     roots = _main_content(body, text, links)
     outside = _parts_outside(body, roots, text)
@@ -79,11 +79,14 @@ def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
     return text, links
 
 
-def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult) -> None:
+def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
+                      include_hidden: bool) -> None:
     """Drop navigation, sidebars, the page's header and footer, banners, forms and hidden
     elements, counting each by kind. What holds the <main> element is never dropped, nor, when
-    found by a class name, a form or a hidden flag, what holds half of the page's text (an
-    ASP.NET page is one big <form>, a layout may be class="with-sidebar")."""
+    found by a class name or a form, what holds half of the page's text (an ASP.NET page is one
+    big <form>, a layout may be class="with-sidebar"). What the page hides (the `hidden`
+    attribute, an inline display:none or visibility:hidden) is dropped whatever its size, unless
+    `include_hidden`: a browser shows none of it, so a search must not serve it."""
     keep = {body}
     for main in body.xpath(".//main | .//*[@role='main']"):
         keep |= {main, *main.iterancestors()}
@@ -92,7 +95,8 @@ def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult)
     while stack:
         element, in_section = stack.pop()
         large = 2 * text[element] > text[body]
-        kind = None if element in keep else _furniture(element, in_section, large)
+        kind = ("hidden" if element is not body and not include_hidden and _hidden(element)
+                else None if element in keep else _furniture(element, in_section, large))
         if kind:
             result.skipped[kind] += 1
             result.chars_skipped += text[element]
@@ -115,12 +119,21 @@ def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str 
         return "boilerplate"
     if large:
         return None
-    if element.get("hidden") is not None or element.get("aria-hidden") == "true":
+    if element.get("aria-hidden") == "true":  # hidden from screen readers (icons, decoration)
         return "hidden"
     if tag == "form":
         return "form"
     names = " ".join(element.get(a) or "" for a in ("id", "class", "aria-label"))
     return next((kind for pattern, kind in _NAMED if pattern.search(names)), None)
+
+
+def _hidden(element: html.HtmlElement) -> bool:
+    """The page hides the element from every reader: the `hidden` attribute, or an inline style
+    of display:none or visibility:hidden (a stylesheet's rules are not evaluated)."""
+    if element.get("hidden") is not None:
+        return True
+    style = (element.get("style") or "").lower().replace(" ", "")
+    return "display:none" in style or "visibility:hidden" in style
 
 
 def _main_content(body: html.HtmlElement, text: Counts, links: Counts

@@ -1,11 +1,13 @@
 """DOCX: everything a reader of the document sees, in reading order.
 
 Body paragraphs and tables, with content controls (w:sdt) read like the body around them; text
-boxes, and picture alt text that says something, right after the paragraph they are anchored
-in; a footnote or endnote appended to the paragraph that cites it, its mark ("[注1]") left in
-place, so a clause and its note land in one chunk; a table nested in a cell as a table of its
-own after the outer one; tracked changes read as accepted; the headers' and footers' text once,
-at the end. Comments, tables of contents and template placeholder prompts are counted in
+boxes, charts (ingest.parse.charts), pictures' text read by OCR (ingest.parse.pictures) and
+alt text that says something, right after the paragraph they are anchored in; a footnote or
+endnote appended to the paragraph that cites it, its mark ("[注1]") left in place, so a clause
+and its note land in one chunk; a table nested in a cell as a table of its own after the outer
+one; tracked changes read as accepted; the headers' and footers' text once, at the end.
+Comments (unless the include_comments setting), text formatted hidden (w:vanish, unless
+include_hidden), tables of contents and template placeholder prompts are counted in
 chars_seen, not indexed.
 
 Paragraphs are read from the XML: python-docx's `Paragraph.text` reads only the runs directly in
@@ -24,11 +26,15 @@ from dataclasses import dataclass, field
 import docx
 from docx.enum.style import WD_STYLE_TYPE
 from docx.parts.document import DocumentPart
+from docx.styles.style import CharacterStyle
 from lxml import etree
 
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import margin_blocks
+from ingest.parse.charts import C as _C
+from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import visible_chars
+from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, fill_merged, grid_blocks
 from ingest.parse.word_notes import (
@@ -36,12 +42,19 @@ from ingest.parse.word_notes import (
     Notes,
     W,
     check_no_dtd,
+    comment_texts,
     margin_texts,
     seen_chars,
     unindexed_parts,
 )
 
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+CHART = _C + "chart"  # a chart drawn in the text (its part is a relationship of the document)
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_R_ID, _R_EMBED = _R + "id", _R + "embed"
+# A DrawingML picture's image, and a VML one's (older files, and the fallback of newer ones)
+_PICTURES = {"{http://schemas.openxmlformats.org/drawingml/2006/main}blip",
+             "{urn:schemas-microsoft-com:vml}imagedata"}
 _DOC_PR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
 # Marks around content that is read as if it stood in their place.
 _WRAPPERS = {W + "ins", W + "moveTo", W + "customXml", W + "sdtContent"}
@@ -71,13 +84,19 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     the title from the core properties unless it is a template's placeholder."""
     document = docx.Document(io.BytesIO(data))
     check_no_dtd(document.part.package)
-    reader = _Reader(document.part, Notes.of(document.part))
+    pictures = Pictures(limits)
+    reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
     blocks = reader.blocks(document.element.body)
-    blocks += margin_blocks(margin_texts(document.part), reader.page)
-    skipped, skipped_chars = unindexed_parts(document.part)
+    blocks += margin_blocks(margin_texts(document.part, limits.include_hidden), reader.page)
+    if limits.include_comments:
+        blocks += [Block(kind=BlockKind.PARAGRAPH, text=f"批注：{text}", page=reader.page)
+                   for text in comment_texts(document.part)]
+    skipped, skipped_chars = unindexed_parts(document.part, limits.include_comments,
+                                             limits.include_hidden)
     result = ParseResult(blocks, reader.page, chars_seen=reader.seen + skipped_chars,
-                         skipped=reader.skipped + skipped,
-                         chars_skipped=reader.chars_skipped + skipped_chars)
+                         skipped=reader.skipped + skipped + pictures.skipped,
+                         chars_skipped=reader.chars_skipped + skipped_chars,
+                         ocr_confidences=pictures.confidences)
     title = cell_text(document.core_properties.title)
     if title and not _PLACEHOLDER_TITLE.fullmatch(title):
         result.title, result.title_source = title, "metadata"
@@ -93,14 +112,19 @@ class _Line:
     notes: list[str] = field(default_factory=list)
     anchored: list[Block] = field(default_factory=list)
     page_breaks: int = 0
+    hidden: bool = False  # it holds text formatted hidden, left out
 
 
 class _Reader:
     """Reads block-level content into blocks, counting what it sees and what it leaves out."""
 
-    def __init__(self, part: DocumentPart, notes: Notes) -> None:
+    def __init__(self, part: DocumentPart, notes: Notes, pictures: Pictures,
+                 include_hidden: bool = False) -> None:
         self.part = part
         self.notes = notes
+        self.pictures = pictures
+        self.include_hidden = include_hidden
+        self._hidden_styles: dict[str, bool] = {}
         self.page = 1
         self.seen = 0  # visible characters of all text read or skipped on purpose
         self.skipped: Counter[str] = Counter()
@@ -171,6 +195,8 @@ class _Reader:
         page, line = self.page, _Line()
         self._inline(p, line)
         self.page += line.page_breaks
+        if line.hidden:
+            self.skipped["hidden_text"] += 1
         text, notes = cell_text("".join(line.parts)), cell_text("".join(line.notes))
         level = _style_level(style)
         blocks = []
@@ -199,12 +225,21 @@ class _Reader:
                     line.page_breaks += 1
                 else:
                     line.parts.append("\n")
+            elif tag == W + "r" and not self.include_hidden and self._hidden(child):
+                chars = seen_chars(child)
+                self.seen += chars
+                self.chars_skipped += chars
+                line.hidden = line.hidden or chars > 0
             elif tag in _NOTE_REFERENCES:
                 self._cite(child, line)
             elif tag == W + "txbxContent":
                 line.anchored += self.blocks(child)
             elif tag == _DOC_PR:
                 self._alt_text(child.get("descr", ""), line)
+            elif tag == CHART:
+                self._chart(child.get(_R_ID, ""), line)
+            elif tag in _PICTURES:
+                self._picture(child.get(_R_EMBED) or child.get(_R_ID) or "", line)
             else:
                 inner = (self._sdt_content(child) if tag == W + "sdt" else
                          _branch(child) if tag == _MC + "AlternateContent" else child)
@@ -226,6 +261,23 @@ class _Reader:
         text = " ".join(b.text for b in self.blocks(body) if b.kind != BlockKind.TABLE)
         self.page = page  # a break inside a note is not a page of the body
         line.notes.append(f"（{label}：{text}）")
+
+    def _chart(self, rel_id: str, line: _Line) -> None:
+        """A chart's title, axis titles and series, anchored like a text box."""
+        part = self.part.related_parts.get(rel_id)
+        if part is None:
+            return
+        for text in chart_lines(part.blob):
+            self.seen += visible_chars(text)
+            line.anchored.append(Block(kind=BlockKind.PARAGRAPH, text=text, page=self.page))
+
+    def _picture(self, rel_id: str, line: _Line) -> None:
+        """The text OCR reads in a picture (ingest.parse.pictures), anchored like alt text."""
+        part = self.part.related_parts.get(rel_id)
+        block = self.pictures.block(part.blob, self.page) if part is not None else None
+        if block is not None:
+            self.seen += visible_chars(block.text)
+            line.anchored.append(block)
 
     def _alt_text(self, description: str, line: _Line) -> None:
         """A picture's description is indexed when it describes (a chart's figures, an org
@@ -273,6 +325,22 @@ class _Reader:
             blocks += self._table(inner, _nested_caption(filled, r, c, caption))
         return blocks
 
+    def _hidden(self, run: etree._Element) -> bool:
+        """A run formatted hidden (Word's Font > Hidden: shown to nobody who has not turned on
+        "show hidden text"), directly or by its character style."""
+        vanish = run.find(f"{W}rPr/{W}vanish")
+        if vanish is not None:
+            return _on(vanish)
+        style = run.find(f"{W}rPr/{W}rStyle")
+        style_id = style.get(W + "val") if style is not None else None
+        if not style_id:
+            return False
+        if style_id not in self._hidden_styles:
+            character = self.part.get_style(style_id, WD_STYLE_TYPE.CHARACTER)
+            self._hidden_styles[style_id] = (isinstance(character, CharacterStyle)
+                                             and bool(character.font.hidden))
+        return self._hidden_styles[style_id]
+
     def _style(self, p: etree._Element) -> str:
         style = p.find(f"{W}pPr/{W}pStyle")
         style_id = style.get(W + "val") if style is not None else None
@@ -295,6 +363,11 @@ def _nested_caption(grid: list[list[str]], r: int, c: int, caption: str) -> str:
     key = grid[r][0] if c > 0 else ""
     header = grid[0][c] if r > 0 and c < len(grid[0]) else ""
     return " / ".join(dict.fromkeys(part for part in (caption, key, header) if part))
+
+
+def _on(toggle: etree._Element) -> bool:
+    """A WordprocessingML on/off property: on unless its value says off."""
+    return toggle.get(W + "val", "true") not in ("0", "false", "off")
 
 
 def _number(element: etree._Element | None, default: int) -> int:

@@ -29,6 +29,11 @@ _NAMESPACES = {"w": W[1:-1], "mc": "http://schemas.openxmlformats.org/markup-com
 _SEEN_TEXT = etree.XPath(
     ".//w:t[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback)]/text()",
     namespaces=_NAMESPACES)
+# ... and not formatted hidden (directly: w:vanish without w:val="0"/"false"/"off")
+_SHOWN_TEXT = etree.XPath(
+    ".//w:t[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback"
+    " or ancestor::w:r/w:rPr/w:vanish[not(@w:val='0' or @w:val='false' or @w:val='off')])]"
+    "/text()", namespaces=_NAMESPACES)
 _NOTE_KINDS = {RT.FOOTNOTES: "footnote", RT.ENDNOTES: "endnote"}
 NOTE_LABELS = {"footnote": "注", "endnote": "尾注"}
 
@@ -100,27 +105,46 @@ class Notes:
         return kind, self.numbers[kind], body
 
 
-def unindexed_parts(document_part: Part) -> tuple[Counter[str], int]:
-    """Comments (review notes, not the document's content) and headers/footers holding only a
-    page number: how many there are and the characters they hold, for chars_seen."""
+def unindexed_parts(document_part: Part, comments_indexed: bool = False,
+                    include_hidden: bool = False) -> tuple[Counter[str], int]:
+    """Comments (review notes, not the document's content, unless `comments_indexed`),
+    headers/footers holding only a page number, and hidden text in the others (unless
+    `include_hidden`): how many there are and the characters they hold, for chars_seen."""
     skipped: Counter[str] = Counter()
     chars = 0
     for rel in _parts(document_part):
-        if rel.reltype == RT.COMMENTS:
+        if rel.reltype == RT.COMMENTS and not comments_indexed:
             comments = list(part_root(rel.target_part).iterchildren(W + "comment"))
             skipped["comments"] += len(comments)
             chars += sum(seen_chars(comment) for comment in comments)
         elif rel.reltype in (RT.HEADER, RT.FOOTER):
             text = _part_text(rel.target_part)
+            root = part_root(rel.target_part)
             if text and is_page_number(text):
                 skipped["headers_footers"] += 1
-                chars += seen_chars(part_root(rel.target_part))
+                chars += seen_chars(root)
+            elif not include_hidden and (hidden := seen_chars(root) - _shown_chars(root)):
+                skipped["hidden_text"] += 1
+                chars += hidden
     return +skipped, chars
 
 
-def margin_texts(document_part: Part) -> list[str]:
-    """The text of each header and footer that says more than a page number."""
-    texts = (_part_text(rel.target_part) for rel in _parts(document_part)
+def comment_texts(document_part: Part) -> list[str]:
+    """Each review comment's text, in the order the comments part lists them."""
+    texts = []
+    for rel in _parts(document_part):
+        if rel.reltype == RT.COMMENTS:
+            for comment in part_root(rel.target_part).iterchildren(W + "comment"):
+                text = " ".join("".join(str(t) for t in _texts(comment)).split())
+                if text:
+                    texts.append(text)
+    return texts
+
+
+def margin_texts(document_part: Part, include_hidden: bool = False) -> list[str]:
+    """The text of each header and footer that says more than a page number (without its
+    hidden text, unless `include_hidden`)."""
+    texts = (_part_text(rel.target_part, include_hidden) for rel in _parts(document_part)
              if rel.reltype in (RT.HEADER, RT.FOOTER))
     return [text for text in texts if text and not is_page_number(text)]
 
@@ -136,14 +160,18 @@ def _parts(document_part: Part) -> list[Any]:
     return rels
 
 
-def _part_text(part: Part) -> str:
+def _part_text(part: Part, include_hidden: bool = True) -> str:
     """A header's or footer's paragraphs, joined by spaces."""
     outer = (p for p in part_root(part).iter(W + "p")
              if not any(a.tag == W + "p" for a in p.iterancestors()))  # a text box's once
-    paragraphs = ("".join(str(t) for t in _texts(p)) for p in outer)
+    paragraphs = ("".join(str(t) for t in _texts(p, include_hidden)) for p in outer)
     return " ".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
-def _texts(element: etree._Element) -> list[Any]:
-    found = _SEEN_TEXT(element)
+def _shown_chars(element: etree._Element) -> int:
+    return sum(visible_chars(str(text)) for text in _texts(element, include_hidden=False))
+
+
+def _texts(element: etree._Element, include_hidden: bool = True) -> list[Any]:
+    found = (_SEEN_TEXT if include_hidden else _SHOWN_TEXT)(element)
     return found if isinstance(found, list) else []

@@ -1,0 +1,36 @@
+"""Review comments of Excel sheets and PowerPoint slides (Word's: ingest.parse.word_notes).
+
+Comments are notes about a document, not its content: they are counted in the parse report
+(`skipped["comments"]` and their characters) and indexed only with the include_comments
+setting, as "批注: …" after the sheet or slide they are on.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from ingest.models import Block, BlockKind
+from ingest.parse.errors import ParseError
+from ingest.parse.tables import cell_text
+
+# an Excel note (<comment>), a PowerPoint comment, legacy (<p:cm>) or modern (<p188:cm>)
+_COMMENTS = {"comment", "cm"}
+
+
+def comment_texts(xml: bytes) -> list[str]:
+    """The text of each comment of a comments part, in order."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False)
+    try:
+        root = etree.fromstring(xml, parser)
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"a comments part is not well-formed XML: {exc}") from exc
+    if root.getroottree().docinfo.doctype:
+        raise ParseError("a comments part declares a DTD, which Office files must not: not read")
+    texts = (cell_text("".join(element.itertext())) for element in root.iter(etree.Element)
+             if etree.QName(element).localname in _COMMENTS)
+    return [text for text in texts if text]
+
+
+def comment_blocks(texts: list[str], page: int) -> list[Block]:
+    return [Block(kind=BlockKind.PARAGRAPH, text=f"批注: {text}", page=page) for text in texts]

@@ -1,0 +1,107 @@
+"""Pictures inside Word, PowerPoint and Excel files read by OCR, as a PDF page's pictures are: a
+pasted scan of a signed notice, a screenshot of a table, a photographed form.
+
+A picture's size is read from its header before a pixel is decoded. Small pictures (icons,
+bullets, rules, logos: under MIN_SIDE pixels on a side or MIN_PIXELS in all) are decoration and
+left alone; one over the image pixel limit is counted, not read (the document's text is still
+worth indexing); at most `max_pictures` are read per document (OCR costs about a second each),
+the others counted; a picture used again (a logo on every slide) is read once. Lines recognised
+with less than MIN_CONFIDENCE are a photograph's texture, not text.
+
+The OCR engine (and PyMuPDF, which ingest.parse.ocr imports) is loaded with the first picture
+worth reading, so a worker reading Word files without pictures never pays for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import warnings
+from collections import Counter
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from ingest.models import Block, BlockKind
+from ingest.parse.result import ParseLimits
+from ingest.text import join_lines, normalize
+
+MIN_SIDE = 64
+MIN_PIXELS = 200 * 200
+MAX_SIDE = 4000  # larger pictures are scaled down to this before OCR (text stays legible)
+MIN_CONFIDENCE = 0.6
+FORMATS = ("PNG", "JPEG", "BMP", "TIFF", "GIF", "WEBP")  # never EPS, WMF, PSD …
+# What Pillow raises on data it cannot read (unknown, truncated, damaged, a pixel bomb)
+_BAD_PICTURE = (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError)
+
+
+class Pictures:
+    """The pictures of one document, read in the order they are met, within its budget."""
+
+    def __init__(self, limits: ParseLimits) -> None:
+        self.limits = limits
+        self.read = 0
+        self.seen: set[str] = set()
+        self.skipped: Counter[str] = Counter()
+        self.confidences: list[float] = []
+
+    def block(self, blob: bytes, page: int) -> Block | None:
+        """The picture's text as a paragraph ("图片文字: …"), or None for a picture without
+        text, a decoration, a repeat, or one over the limits (counted in `skipped`)."""
+        digest = hashlib.sha256(blob).hexdigest()
+        if digest in self.seen:
+            return None
+        self.seen.add(digest)
+        pixels = self._pixels(blob)
+        if pixels is None:
+            return None
+        from ingest.parse.ocr import ocr_image  # PyMuPDF and the OCR models: only when needed
+
+        lines = [line for line in ocr_image(pixels, turns=False).lines
+                 if line.confidence >= MIN_CONFIDENCE and normalize(line.text)]
+        if not lines:
+            return None
+        self.confidences += [line.confidence for line in lines]
+        text = functools.reduce(join_lines, (normalize(line.text) for line in lines))
+        mean = sum(line.confidence for line in lines) / len(lines)
+        return Block(kind=BlockKind.PARAGRAPH, text=f"图片文字: {text}", page=page, ocr=True,
+                     ocr_confidence=round(mean, 4))
+
+    def _pixels(self, blob: bytes) -> np.ndarray | None:
+        """The picture as BGR pixels, or None when it is not to be read."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                image = Image.open(io.BytesIO(blob), formats=FORMATS)
+        except _BAD_PICTURE:  # WMF/EMF vector pictures, damaged or unknown data
+            self.skipped["pictures_unreadable"] += 1
+            return None
+        with image:
+            width, height = image.size
+            if min(width, height) < MIN_SIDE or width * height < MIN_PIXELS:
+                return None  # decoration, not counted
+            if width * height > self.limits.max_image_megapixels * 1_000_000:
+                self.skipped["pictures_too_large"] += 1
+                return None
+            if self.read >= self.limits.max_pictures:
+                self.skipped["pictures_over_limit"] += 1
+                return None
+            self.read += 1
+            try:
+                image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG: decode at a reduced size
+                upright = ImageOps.exif_transpose(image)
+                upright.thumbnail((MAX_SIDE, MAX_SIDE))
+                rgb = _on_white(upright)
+            except _BAD_PICTURE:  # a truncated or damaged picture
+                self.skipped["pictures_unreadable"] += 1
+                return None
+        return np.ascontiguousarray(np.asarray(rgb)[:, :, ::-1])
+
+
+def _on_white(image: Image.Image) -> Image.Image:
+    """RGB pixels, transparency laid on white (a transparent PNG's text is dark on nothing)."""
+    if image.has_transparency_data:
+        rgba = image.convert("RGBA")
+        return Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
+    return image.convert("RGB")

@@ -1,0 +1,213 @@
+"""What an XLSX sheet shows beside its cells: the drawing over it (text boxes and shapes,
+charts, pictures), its notes and its print header and footer; and the columns it hides.
+Read-only openpyxl reads cells only, so these parts are found in the package by the sheet's
+relationships and parsed here with entity expansion off.
+
+A drawing's objects are read in the order of the cell they are anchored at (top to bottom,
+then left to right). Print headers and footers keep their text, not their codes (`&P` page,
+`&D` date, `&"宋体,加粗"` font …); they are indexed once per workbook, at its end.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import zipfile
+from collections.abc import Sequence
+from typing import TypeVar
+
+from lxml import etree
+
+from ingest.models import Block, BlockKind
+from ingest.parse.boilerplate import is_page_number
+from ingest.parse.charts import C, chart_lines
+from ingest.parse.comments import comment_texts
+from ingest.parse.coverage import visible_chars
+from ingest.parse.errors import ParseError
+from ingest.parse.pictures import Pictures
+from ingest.parse.tables import cell_text
+
+T = TypeVar("T")
+Span = tuple[int, int, str]  # as ingest.parse.spreadsheet's: first and last column, the value
+_XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_R_ID, _R_EMBED = _R + "id", _R + "embed"
+_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_ANCHORS = (_XDR + "twoCellAnchor", _XDR + "oneCellAnchor", _XDR + "absoluteAnchor")
+_MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader", "firstFooter")
+# &D date, &T time, &Z path, &F file, &A sheet, &G picture, &B &I &U &E &S &X &Y styles, &K
+# colour, &"font,style", &12 size (&P page and &N pages are read as 1, so that a footer that is
+# only a page number is known as one); &L &C &R start the left, centre and right parts
+_CODE = re.compile(r'&(?:"[^"]*"|K[0-9A-Fa-f]{6}|K\d\d[+-]\d{3}|\d+|[DTZFAGBIUESXY])')
+_PAGE_CODE = re.compile(r"&[PN](?:[+-]\d+)?")
+_PART = re.compile(r"&[LCR]")
+MAX_COLUMNS = 16_384  # Excel's last column, XFD
+MAX_DRAWING_OBJECTS = 10_000  # objects of one drawing read; more is not a sheet anyone reads
+_GENERATED_ALT = re.compile(r".*(?:automatically generated|自动生成).*|[\w\- ]+\.(?:png|jpe?g"
+                            r"|gif|bmp|tiff?|emf|wmf|svg)", re.I)
+
+
+def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, pictures: Pictures
+                   ) -> list[Block]:
+    """The text of the drawing over a sheet: shapes' and text boxes' paragraphs, charts'
+    lines (ingest.parse.charts), pictures' alt text and the text OCR reads in them
+    (ingest.parse.pictures), in anchor order."""
+    blocks: list[Block] = []
+    drawings = [target for kind, _, target in _relationships(archive, sheet_part)
+                if kind.endswith("/drawing")]
+    for drawing in drawings:
+        charts = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
+        anchors: list[tuple[tuple[int, int], etree._Element]] = []
+        for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
+            if len(anchors) >= MAX_DRAWING_OBJECTS:
+                raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,} "
+                                 "objects")
+            anchors.append((_place(anchor), anchor))
+        for _, anchor in sorted(anchors, key=lambda pair: pair[0]):
+            for item in _object_lines(archive, anchor, charts, pictures, page):
+                blocks.append(item if isinstance(item, Block) else
+                              Block(kind=BlockKind.PARAGRAPH, text=item, page=page))
+    return blocks
+
+
+def sheet_comments(archive: zipfile.ZipFile, sheet_part: str) -> list[str]:
+    """The text of each note (comment) on the sheet (the legacy part, which Excel also writes
+    for threaded comments)."""
+    return [text for kind, _, target in _relationships(archive, sheet_part)
+            if kind.endswith("/comments") and target in archive.NameToInfo
+            for text in comment_texts(archive.read(target))]
+
+
+def margin_texts(header_footer: etree._Element) -> list[str]:
+    """A sheet's print headers and footers (its `headerFooter` element) as text, each
+    without its codes and parts holding only a page number."""
+    texts = []
+    for element in header_footer:
+        if isinstance(element.tag, str) and etree.QName(element).localname in _MARGINS:
+            source = (element.text or "").replace("&&", "\0")  # "&&" is a literal "&"
+            parts = (cell_text(_CODE.sub(" ", _PAGE_CODE.sub("1", part)).replace("\0", "&"))
+                     for part in _PART.split(source))
+            text = " ".join(part for part in parts if part and not is_page_number(part))
+            if text:
+                texts.append(text)
+    return texts
+
+
+def _object_lines(archive: zipfile.ZipFile, anchor: etree._Element, related: dict[str, str],
+                  pictures: Pictures, page: int) -> list[str | Block]:
+    lines: list[str | Block] = []
+    for element in anchor.iter(_XDR + "txBody", C + "chart", _XDR + "pic"):
+        if element.tag == _XDR + "txBody":
+            paragraphs = ("".join(t.text or "" for t in p.iter(_A + "t"))
+                          for p in element.iter(_A + "p"))
+            lines += [text for text in map(cell_text, paragraphs) if text]
+        elif element.tag == C + "chart":
+            target = related.get(element.get(_R_ID, ""))
+            if target and target in archive.NameToInfo:
+                lines += chart_lines(archive.read(target))
+        else:
+            alt = cell_text(" ".join(element.xpath("./*[1]/*[1]/@descr")))
+            if alt and not _GENERATED_ALT.fullmatch(alt):
+                lines.append(f"(图片:{alt})")
+            blip = element.find(f".//{_A}blip")
+            target = related.get(blip.get(_R_EMBED, "")) if blip is not None else None
+            if target and target in archive.NameToInfo:
+                read = pictures.block(archive.read(target), page)
+                lines += [read] if read is not None else []
+    return lines
+
+
+def _place(anchor: etree._Element) -> tuple[int, int]:
+    """The row and column an object is anchored at (an absolute anchor: the top left)."""
+    start = anchor.find(_XDR + "from")
+    if start is None:
+        return (0, 0)
+    row, col = start.findtext(_XDR + "row") or "0", start.findtext(_XDR + "col") or "0"
+    return (int(row) if row.isdigit() else 0, int(col) if col.isdigit() else 0)
+
+
+def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
+    """A part's internal relationships: (type, id, the target part's name)."""
+    folder, name = posixpath.split(part.lstrip("/"))
+    rels = _member(archive, posixpath.join(folder, "_rels", name + ".rels"))
+    if rels is None:
+        return []
+    out = []
+    for rel in _xml(archive, rels).iter(_REL):
+        target = rel.get("Target", "")
+        if rel.get("TargetMode") == "External" or not target:
+            continue
+        resolved = _member(archive, target.lstrip("/") if target.startswith("/")
+                           else posixpath.normpath(posixpath.join(folder, target)))
+        if resolved is not None:
+            out.append((rel.get("Type", ""), rel.get("Id", ""), resolved))
+    return out
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> str | None:
+    """The archive's member of that part name; part names are case-insensitive (ECMA-376
+    Part 2, 6.2.2.3), and writers do mix "Sheet1.xml" with "_rels/sheet1.xml.rels"."""
+    if name in archive.NameToInfo:
+        return name
+    lower = name.lower()
+    return next((member for member in archive.NameToInfo if member.lower() == lower), None)
+
+
+def _xml(archive: zipfile.ZipFile, part: str) -> etree._Element:
+    """A part's root, parsed with entity expansion and the network off."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                             huge_tree=False)
+    try:
+        with archive.open(part) as source:
+            root = etree.parse(source, parser)
+    except (etree.XMLSyntaxError, KeyError) as exc:
+        raise ParseError(f"XLSX part {part} is not readable XML: {exc}") from exc
+    if root.docinfo.doctype:
+        raise ParseError(f"XLSX part {part} declares a DTD, which Office files must not")
+    return root.getroot()
+
+
+class Columns:
+    """A sheet's hidden columns (1-based): their cells are taken out of every row, and the
+    merged areas over them narrowed to the columns shown."""
+
+    def __init__(self, hidden: set[int]) -> None:
+        self.hidden = hidden
+        self.order = sorted(hidden)
+        self.seen: set[int] = set()  # hidden columns that held text
+
+    def take_hidden(self, cells: list[str]) -> int:
+        """The visible characters of the row's hidden cells, noting which columns held any."""
+        chars = 0
+        for column in self.order:
+            if column > len(cells):
+                break
+            if cells[column - 1]:
+                self.seen.add(column)
+                chars += visible_chars(cells[column - 1])
+        return chars
+
+    def shown(self, cells: Sequence[T]) -> list[T]:
+        return [cell for c, cell in enumerate(cells, 1) if c not in self.hidden]
+
+    def spans(self, spans: list[Span]) -> list[Span]:
+        out = []
+        for first, last, value in spans:
+            shown = [c for c in range(first, last + 1) if c not in self.hidden]
+            if shown:
+                out.append((self._place(shown[0]), self._place(shown[-1]), value))
+        return out
+
+    def _place(self, column: int) -> int:
+        return column - sum(1 for c in self.hidden if c < column)
+
+
+def column_range(col: etree._Element) -> range:
+    """The columns a <col> element describes, within the sheet's columns."""
+    first, last = _bound(col.get("min")), _bound(col.get("max"))
+    return range(first, max(first, last) + 1)
+
+
+def _bound(value: str | None) -> int:
+    return min(int(value), MAX_COLUMNS) if value and value.isdigit() else 1
