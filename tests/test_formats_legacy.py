@@ -176,3 +176,9 @@ def write_macro_odt(path: Path, marker: Path) -> None:
                          f'<library:library xmlns:library="{library}" library:name="Standard">'
                          '<library:element library:name="Module1"/></library:library>')
         archive.writestr("Basic/Standard/Module1.xml", module)
+
+
+def test_a_word_97_file_whose_conversion_has_no_default_style(tmp_path: Path) -> None:
+    shutil.copy(Path(__file__).parent / "fixtures" / "formats" / "testWORD_various.doc", tmp_path)
+    text = text_of(parse(tmp_path / "testWORD_various.doc"))
+    assert "Here is a numbered list:" in text

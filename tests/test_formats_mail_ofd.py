@@ -202,3 +202,41 @@ def test_ofd_zip_bomb_and_entity_bomb_fail_before_unpacking(tmp_path: Path) -> N
         b'Size="3"><ofd:TextCode X="0" Y="3">\xe6\xad\xa3\xe6\x96\x87</ofd:TextCode>'
         b"</ofd:TextObject></ofd:Layer></ofd:Content>")))
     assert text_of(parse(tmp_path / "ok.ofd")) == "正文"  # the same package, not a bomb: read
+
+
+def epub_with(chapter: bytes, opf_title: str = "手册") -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", "application/epub+zip")
+        archive.writestr("META-INF/container.xml", (
+            '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0">'
+            '<rootfiles><rootfile full-path="OPS/book.opf" media-type="application/oebps-'
+            'package+xml"/></rootfiles></container>'))
+        archive.writestr("OPS/book.opf", (
+            '<?xml version="1.0"?><!DOCTYPE package [<!ENTITY t "' + "标题" * 10 + '">]>'
+            '<package xmlns="http://www.idpf.org/2007/opf" version="2.0"><metadata xmlns:dc='
+            f'"http://purl.org/dc/elements/1.1/"><dc:title>{opf_title}</dc:title></metadata>'
+            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>'
+            '</manifest><spine><itemref idref="c1"/></spine></package>'))
+        archive.writestr("OPS/c1.xhtml", chapter)
+    return out.getvalue()
+
+
+def test_an_epub_entity_bomb_is_never_expanded(tmp_path: Path) -> None:
+    laughs = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10 if i else "哈" * 10}">'
+                     for i in range(9))
+    chapter = (f'<?xml version="1.0"?><!DOCTYPE html [{laughs}]><html xmlns="http://www.w3.org/'
+               '1999/xhtml"><body><p>正文第一段</p><p>&l8;</p></body></html>').encode()
+    (tmp_path / "bomb.epub").write_bytes(epub_with(chapter, "&t;"))
+    started = time.perf_counter()
+    doc = parse(tmp_path / "bomb.epub")
+    assert time.perf_counter() - started < 10
+    assert "正文第一段" in text_of(doc) and "哈哈" not in text_of(doc)
+    assert "标题" not in doc.meta.title  # the package's own entity is not expanded either
+
+
+def test_a_big5_outlook_message_reads_in_its_code_page(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "testMSG_chinese.msg", tmp_path)
+    doc = parse(tmp_path / "testMSG_chinese.msg")
+    assert doc.meta.title == "Alfresco MSG format testing ( MSG 格式測試 )"
+    assert "張毓倫" in text_of(doc) and "高票當選雲林縣總工會" in text_of(doc)
