@@ -17,7 +17,7 @@ import pptx
 import pytest
 
 from ingest.models import ParsedDocument
-from ingest.parse import ParseError, parse_document, read_meta
+from ingest.parse import ParseError, ParseWorker, parse_document, read_meta
 from ingest.parse.convert import convert
 
 pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
@@ -182,3 +182,11 @@ def test_a_word_97_file_whose_conversion_has_no_default_style(tmp_path: Path) ->
     shutil.copy(Path(__file__).parent / "fixtures" / "formats" / "testWORD_various.doc", tmp_path)
     text = text_of(parse(tmp_path / "testWORD_various.doc"))
     assert "Here is a numbered list:" in text
+
+
+def test_a_legacy_file_converts_inside_a_parse_worker_under_its_memory_limit(
+        legacy: Path) -> None:
+    meta, data = read_meta(legacy / "plan.ppt", legacy, "default", ["all-staff"])
+    with ParseWorker(timeout_s=120) as worker:  # LibreOffice inherits the worker's RLIMIT_DATA
+        doc = worker.parse(meta, data)
+    assert SLIDE[1] in text_of(doc)

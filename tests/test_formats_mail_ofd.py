@@ -122,6 +122,7 @@ def test_outlook_msg_with_its_attachment(tmp_path: Path) -> None:
     text = text_of(doc)
     assert doc.meta.title == "Re: test internal"
     assert "bedfortest@tutanota.de" in text and "asdfasdf" in text
+    assert "收件人: Arne Möhle <arne.moehle@tutao.onmicrosoft.com>" in text
     assert "附件:serveimage.jpg" in text  # its picture follows, read by OCR
     shutil.copy(FIXTURES / "no-attachments.msg", tmp_path)
     assert "This is a message" in text_of(parse(tmp_path / "no-attachments.msg"))

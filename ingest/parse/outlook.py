@@ -34,6 +34,13 @@ def _windows_code_page(name: str) -> codecs.CodecInfo | None:
 codecs.register(_windows_code_page)
 
 
+def _address(name: str, address: str) -> str:
+    """"Name <address>", as a mail client shows a recipient (people search by either)."""
+    if name and address and name != address:
+        return f"{name} <{address}>"
+    return name or address
+
+
 def _recoded(message: Message, text: str) -> str:
     """An 8-bit string property in the body's code page when the message states none for its
     string properties: python-oxmsg then reads them as Latin-9, which turns a Big5 or GBK
@@ -55,7 +62,7 @@ def parse_msg(data: bytes, limits: ParseLimits) -> ParseResult:
         message = Message.load(data)
     except ValueError as exc:
         raise ParseError(f"not an Outlook message: {exc}") from None
-    recipients = ", ".join(r.email_address or r.name for r in message.recipients
+    recipients = ", ".join(_address(r.name, r.email_address) for r in message.recipients
                            if r.email_address or r.name)
     sent = message.sent_date
     header = [("发件人", _recoded(message, message.sender or "")), ("收件人", recipients),
