@@ -190,3 +190,15 @@ def test_a_legacy_file_converts_inside_a_parse_worker_under_its_memory_limit(
     with ParseWorker(timeout_s=120) as worker:  # LibreOffice inherits the worker's RLIMIT_DATA
         doc = worker.parse(meta, data)
     assert SLIDE[1] in text_of(doc)
+
+
+def test_html_exports_named_xls_and_doc_are_read_as_what_they_hold(tmp_path: Path) -> None:
+    """Office-automation systems export "Excel" and "Word" files that are HTML pages."""
+    head = '<html><head><meta charset="utf-8"></head><body>'
+    (tmp_path / "名单.xls").write_text(
+        f"{head}<table><tr><td>姓名</td><td>部门</td></tr><tr><td>张三</td><td>财务部</td></tr>"
+        "</table></body></html>", "utf-8")
+    (tmp_path / "纪要.doc").write_text(
+        f"{head}<h1>会议纪要</h1><p>下周一召开年度预算评审会。</p></body></html>", "utf-8")
+    assert "姓名: 张三; 部门: 财务部" in text_of(parse(tmp_path / "名单.xls"))
+    assert "下周一召开年度预算评审会。" in text_of(parse(tmp_path / "纪要.doc"))

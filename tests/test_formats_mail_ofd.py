@@ -241,3 +241,9 @@ def test_a_big5_outlook_message_reads_in_its_code_page(tmp_path: Path) -> None:
     doc = parse(tmp_path / "testMSG_chinese.msg")
     assert doc.meta.title == "Alfresco MSG format testing ( MSG 格式測試 )"
     assert "張毓倫" in text_of(doc) and "高票當選雲林縣總工會" in text_of(doc)
+
+
+def test_text_that_is_not_a_mail_fails_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "notes.eml").write_text("just some notes, no header lines at all\n")
+    with pytest.raises(ParseError, match="not an e-mail message"):
+        parse(tmp_path / "notes.eml")
