@@ -156,16 +156,29 @@ def tika_texts(paths: list[Path], jar: Path) -> dict[Path, str]:
 
 
 def ofd_text(path: Path) -> str:
-    """Every TextCode of an OFD in file order, one per line (no layout, no reading order)."""
-    lines = []
+    """Every TextCode of an OFD's pages and of the templates a page lays over, in file order,
+    one per line (no layout, no reading order). A template no page uses is never shown."""
+    def tree(data: bytes) -> etree._Element:
+        return etree.parse(io.BytesIO(data), etree.XMLParser(
+            resolve_entities=False, no_network=True)).getroot()
+
+    def named(root: etree._Element, name: str) -> list[etree._Element]:
+        return [e for e in root.iter() if isinstance(e.tag, str)
+                and etree.QName(e).localname == name]
+
     with zipfile.ZipFile(path) as archive:
-        for name in sorted(archive.namelist()):
-            if name.endswith("Content.xml"):
-                root = etree.parse(io.BytesIO(archive.read(name)),
-                                   etree.XMLParser(resolve_entities=False, no_network=True))
-                lines += [e.text or "" for e in root.iter() if isinstance(e.tag, str)
-                          and etree.QName(e).localname == "TextCode"]
-    return "\n".join(lines)
+        parts = {name: tree(archive.read(name)) for name in sorted(archive.namelist())
+                 if name.endswith(("Content.xml", "Document.xml"))}
+    used = {t.get("TemplateID") for name, root in parts.items() if "/Pages/" in name
+            for t in named(root, "Template")}
+    shown = {name for name in parts if "/Pages/" in name and name.endswith("Content.xml")}
+    for name, root in parts.items():
+        if name.endswith("Document.xml"):
+            folder = name.rsplit("/", 1)[0]
+            shown |= {f"{folder}/{t.get('BaseLoc', '').lstrip('/')}"
+                      for t in named(root, "TemplatePage") if t.get("ID") in used}
+    return "\n".join(e.text or "" for name in sorted(shown) if name in parts
+                     for e in named(parts[name], "TextCode"))
 
 
 def squeeze(text: str) -> str:

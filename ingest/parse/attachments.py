@@ -63,6 +63,8 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
         token = _inside_attachment.set(True)
         try:
             part = _parse(suffix, data, limits)
+        except MemoryError:  # the worker reports it as such, as for the mail itself
+            raise
         except Exception:  # noqa: BLE001 - any failure of one attachment is counted, not raised
             result.skipped["attachments_unreadable"] += 1
             result.blocks.append(Block(kind=BlockKind.HEADING, level=2,  # the name a reader sees
