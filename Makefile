@@ -37,6 +37,7 @@ test: $(STAMP) model llm
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	deploy/local/engines.sh start
+	deploy/local/libreoffice.sh
 	$(BIN)/pytest
 
 lint: $(STAMP)

@@ -47,6 +47,11 @@ PARSERS: dict[str, tuple[str, str]] = {
     ".pptx": ("slides", "parse_pptx"),
     ".xlsx": ("spreadsheet", "parse_xlsx"), ".xlsm": ("spreadsheet", "parse_xlsx"),
     ".csv": ("delimited", "parse_csv"), ".tsv": ("delimited", "parse_tsv"),
+    # converted to OOXML by LibreOffice, then read by the parsers above
+    **{s: ("converted", f"parse_{s[1:]}") for s in (".doc", ".rtf", ".odt", ".wps", ".xls",
+                                                     ".ods", ".et", ".ppt", ".odp", ".dps")},
+    ".eml": ("mail", "parse_eml"), ".msg": ("outlook", "parse_msg"),
+    ".epub": ("epub", "parse_epub"), ".ofd": ("ofd", "parse_ofd"),
 }
 SUPPORTED_SUFFIXES = set(PARSERS)
 _RUNS_COUNTED = {".docx", ".pptx"}  # whose text runs are counted apart from the parser

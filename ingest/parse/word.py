@@ -345,8 +345,8 @@ class _Reader:
         style = p.find(f"{W}pPr/{W}pStyle")
         style_id = style.get(W + "val") if style is not None else None
         if style_id not in self._styles:
-            name = self.part.get_style(style_id, WD_STYLE_TYPE.PARAGRAPH).name
-            self._styles[style_id] = name or ""
+            found = self.part.get_style(style_id, WD_STYLE_TYPE.PARAGRAPH)  # None: no default
+            self._styles[style_id] = (found.name if found is not None else None) or ""
         return self._styles[style_id]
 
 

@@ -1,0 +1,89 @@
+"""A mail's header, body and attachments as one document's blocks (for .eml and .msg).
+
+Attachments are read by the parser of their own format and appended to the mail as sections
+headed "附件：<name>", with their pages after the mail's. They are not documents of their own:
+the pipeline turns one file into one document version (one manifest row, one ACL, one doc id
+from the path), and an attachment has no path of its own; as a section it is found with the
+mail it came with and cited by its name. A mail holds at most MAX_ATTACHMENTS read ones (the
+others are counted in `skipped`), an attached mail is read but not its own attachments, and
+an attachment that cannot be read is counted, never the cause of the mail's failure.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable
+from pathlib import PurePath
+
+from ingest.models import Block, BlockKind
+from ingest.parse.coverage import indexed_chars
+from ingest.parse.html_text import html_blocks, read_html
+from ingest.parse.markdown_text import parse_text
+from ingest.parse.result import ParseLimits, ParseResult
+from ingest.text import normalize
+
+MAX_ATTACHMENTS = 20  # read ones per mail: a legacy one costs a LibreOffice start (3–8 s)
+_MAIL_SUFFIXES = (".eml", ".msg")
+_inside_attachment = contextvars.ContextVar("inside_attachment", default=False)
+
+
+def mail_result(subject: str, header: Iterable[tuple[str, str]], plain: str | None,
+                markup: str | None) -> ParseResult:
+    """The subject as heading, "From: …" lines, then the body: the plain text part, else the
+    HTML part read as a page is."""
+    blocks = [Block(kind=BlockKind.HEADING, text=normalize(subject), level=1)] if subject else []
+    blocks += [Block(kind=BlockKind.PARAGRAPH, text=normalize(f"{name}: {value}"))
+               for name, value in header if value and normalize(value)]
+    if plain and plain.strip():
+        blocks += [b for b in parse_text(plain) if b.text]
+    elif markup and markup.strip():
+        body = read_html(markup).find("body")
+        blocks += html_blocks(body) if body is not None else []
+    result = ParseResult(blocks, 1)
+    result.title, result.title_source = normalize(subject), "mail subject" if subject else ""
+    return result
+
+
+def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
+                    limits: ParseLimits) -> None:
+    """Each readable attachment's blocks after a heading naming it, pages after the mail's."""
+    # the package's table of formats, and its checks (an attached .docx's zip-bomb check too)
+    from ingest.parse import SUPPORTED_SUFFIXES, _parse
+
+    read = unindexed = 0
+    for name, data in files:
+        suffix = PurePath(name).suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES or not data:
+            result.skipped["attachments_not_documents"] += 1
+            continue
+        if read >= MAX_ATTACHMENTS or (suffix in _MAIL_SUFFIXES and _inside_attachment.get()):
+            result.skipped["attachments_over_limit"] += 1
+            continue
+        read += 1
+        token = _inside_attachment.set(True)
+        try:
+            part = _parse(suffix, data, limits)
+        except MemoryError:  # the worker reports it as such, as for the mail itself
+            raise
+        except Exception:  # noqa: BLE001 - any failure of one attachment is counted, not raised
+            result.skipped["attachments_unreadable"] += 1
+            result.blocks.append(Block(kind=BlockKind.HEADING, level=2,  # the name a reader sees
+                                       text=normalize(f"附件：{name}"), page=result.pages))
+            continue
+        finally:
+            _inside_attachment.reset(token)
+        offset = result.pages
+        result.blocks.append(Block(kind=BlockKind.HEADING, text=normalize(f"附件：{name}"),
+                                   level=2, page=offset + 1))
+        result.blocks += [b.model_copy(update={
+            "page": offset + b.page,
+            "level": min(b.level + 2, 6) if b.level is not None else None}) for b in part.blocks]
+        result.pages = offset + max(part.pages, 1)
+        result.ocr_pages += part.ocr_pages
+        result.ocr_confidences += part.ocr_confidences
+        result.skipped.update(part.skipped)
+        result.chars_skipped += part.chars_skipped
+        unindexed += max((part.chars_seen or 0) - indexed_chars(part.blocks), 0)
+    if unindexed:  # what the attachments held and left out (hidden sheets, comments …)
+        result.chars_seen = indexed_chars(result.blocks) + unindexed
+

@@ -1,0 +1,67 @@
+"""Legacy Office, OpenDocument, RTF and Kingsoft WPS files: converted to OOXML by LibreOffice
+(ingest.parse.convert), then read by the DOCX, XLSX or PPTX parser, so every part those parsers
+read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read here too.
+
+LibreOffice picks its import filter from the content, the suffix being a hint: Kingsoft's
+.wps/.et/.dps are the Word/Excel/PowerPoint 97 binary formats under other names.
+"""
+
+from __future__ import annotations
+
+from ingest.parse.convert import convert
+from ingest.parse.result import ParseLimits, ParseResult
+from ingest.parse.slides import parse_pptx
+from ingest.parse.spreadsheet import parse_xlsx
+from ingest.parse.word import parse_docx
+
+
+def _text(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
+    return parse_docx(convert(data, suffix, "docx"), limits)
+
+
+def _sheets(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
+    return parse_xlsx(convert(data, suffix, "xlsx"), limits)
+
+
+def _deck(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
+    return parse_pptx(convert(data, suffix, "pptx"), limits)
+
+
+def parse_doc(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _text(data, ".doc", limits)
+
+
+def parse_rtf(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _text(data, ".rtf", limits)
+
+
+def parse_odt(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _text(data, ".odt", limits)
+
+
+def parse_wps(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _text(data, ".wps", limits)
+
+
+def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _sheets(data, ".xls", limits)
+
+
+def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _sheets(data, ".ods", limits)
+
+
+def parse_et(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _sheets(data, ".et", limits)
+
+
+def parse_ppt(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _deck(data, ".ppt", limits)
+
+
+def parse_odp(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _deck(data, ".odp", limits)
+
+
+def parse_dps(data: bytes, limits: ParseLimits) -> ParseResult:
+    return _deck(data, ".dps", limits)

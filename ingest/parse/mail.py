@@ -1,0 +1,95 @@
+"""E-mail saved as .eml (RFC 5322, Python's `email` package with its modern policy): the
+subject, sender, recipients and date, the plain-text body (else the HTML one read as a page),
+then each attachment as a section of its own (ingest.parse.attachments).
+
+Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
+that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
+rather than a failure. Inline images (logos, signatures) are pictures of the layout, not
+attachments a sender chose: counted, not read.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from email.message import EmailMessage, Message
+
+from ingest.parse.attachments import add_attachments, mail_result
+from ingest.parse.errors import ParseError
+from ingest.parse.result import ParseLimits, ParseResult
+
+MAX_PARTS = 5_000  # MIME parts walked per mail; the attachment limit applies after
+_HEADER = (("From", "发件人"), ("To", "收件人"), ("Cc", "抄送"), ("Date", "日期"))
+
+
+def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    if not isinstance(message, EmailMessage) or not any(message.keys()):
+        raise ParseError("not an e-mail message: no header lines")
+    plain = markup = None
+    files: list[tuple[str, bytes]] = []
+    inline = 0
+    for part in _parts(message):
+        name = part.get_filename()
+        disposition = part.get_content_disposition()
+        if name or disposition == "attachment" or part.get_content_maintype() == "message":
+            files.append((name or "attachment.eml", _payload(part)))
+        elif part.get_content_maintype() == "image":
+            inline += 1
+        elif part.get_content_type() == "text/plain" and plain is None:
+            plain = _text(part)
+        elif part.get_content_type() == "text/html" and markup is None:
+            markup = _text(part)
+    header = [(label, str(message.get(name, ""))) for name, label in _HEADER]
+    result = mail_result(str(message.get("Subject", "")), header, plain, markup)
+    if inline:
+        result.skipped["inline_images"] = inline
+    add_attachments(result, files, limits)
+    return result
+
+
+def _parts(message: Message) -> list[Message]:
+    """The leaf parts in order, an attached mail (message/rfc822) as one leaf: its own parts
+    are its business (read when it is read as an attachment), not this mail's body."""
+    leaves: list[Message] = []
+    stack = [message]
+    while stack:
+        part = stack.pop()
+        if len(leaves) + len(stack) > MAX_PARTS:
+            raise ParseError(f"e-mail has over {MAX_PARTS:,} MIME parts: not read")
+        inner = part.get_payload()
+        if part.get_content_maintype() == "multipart" and isinstance(inner, list):
+            stack += reversed([p for p in inner if isinstance(p, Message)])
+        else:
+            leaves.append(part)
+    return leaves
+
+
+def _payload(part: Message) -> bytes:
+    payload = part.get_payload(decode=True)
+    if isinstance(payload, bytes):
+        return payload
+    inner = part.get_payload()  # message/rfc822: the attached mail as a message object
+    if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+        return inner[0].as_bytes()
+    return b""
+
+
+def _text(part: Message) -> str:
+    raw = part.get_payload(decode=True)
+    if not isinstance(raw, bytes):
+        return ""
+    charset = part.get_content_charset()
+    for encoding in (charset, "utf-8", "gb18030"):
+        if not encoding:
+            continue
+        try:
+            return raw.decode(_alias(encoding))
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return raw.decode("utf-8", "replace")
+
+
+def _alias(charset: str) -> str:
+    """GB2312 and GBK mails often hold characters only GB18030 has (a superset of both)."""
+    return "gb18030" if charset.lower() in ("gb2312", "gbk", "x-gbk", "cp936") else charset

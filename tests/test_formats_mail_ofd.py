@@ -1,0 +1,249 @@
+"""E-mail (.eml by Python's email package, .msg written by Outlook), EPUB (written by LibreOffice)
+and OFD (written by Chinese OFD producers, from ofdrw's test files): every phrase a reader sees
+arrives, attachments as sections of the mail, and hostile files (1,000 attachments, an OFD zip
+bomb or entity bomb) fail or stay bounded with a reason."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import time
+import zipfile
+from email.message import EmailMessage
+from pathlib import Path
+
+import docx
+import pytest
+
+from ingest.models import BlockKind, ParsedDocument
+from ingest.parse import ParseError, parse_document, read_meta
+from ingest.parse.attachments import MAX_ATTACHMENTS
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+
+
+def parse(path: Path) -> ParsedDocument:
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return parse_document(meta, data)
+
+
+def text_of(doc: ParsedDocument) -> str:
+    return "\n".join(block.text for block in doc.blocks)
+
+
+def docx_bytes(*paragraphs: str) -> bytes:
+    document = docx.Document()
+    for line in paragraphs:
+        document.add_paragraph(line)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def mail(subject: str = "关于2026年差旅标准调整的通知") -> EmailMessage:
+    message = EmailMessage()
+    message["Subject"] = subject
+    message["From"] = "财务部 王敏 <wangmin@example.cn>"
+    message["To"] = "全体员工 <all@example.cn>"
+    message["Date"] = "Mon, 05 Jan 2026 09:00:00 +0800"
+    return message
+
+
+def test_eml_body_in_its_charset_and_attachments_as_sections(tmp_path: Path) -> None:
+    message = mail()
+    body = "各位同事：\n自2月1日起，一线城市住宿标准调整为每晚650元。\n"
+    message.set_content(body, charset="gb2312")
+    assert b'charset="gb2312"' in bytes(message)
+    message.add_alternative("<p>自2月1日起，一线城市住宿标准调整为每晚650元。</p>", subtype="html")
+    message.add_attachment(docx_bytes("附件所列城市包括北京、上海、广州、深圳。"),
+                           maintype="application", subtype="octet-stream",
+                           filename="城市名单.docx")
+    message.add_attachment("城市,标准\n杭州,500\n".encode("gb18030"), maintype="text",
+                           subtype="csv", filename="二线城市.csv")
+    (tmp_path / "notice.eml").write_bytes(bytes(message))
+    doc = parse(tmp_path / "notice.eml")
+    text = text_of(doc)
+    assert doc.meta.title == "关于2026年差旅标准调整的通知"
+    assert "发件人: 财务部 王敏 <wangmin@example.cn>" in text
+    assert text.count("住宿标准调整为每晚650元") == 1  # the plain part, not both alternatives
+    headings = [b for b in doc.blocks if b.kind == BlockKind.HEADING and b.text.startswith("附件")]
+    assert [h.text for h in headings] == ["附件:城市名单.docx", "附件:二线城市.csv"]
+    after = doc.blocks[doc.blocks.index(headings[0]) + 1]
+    assert "北京、上海、广州、深圳" in after.text and after.page == 2
+    assert any("城市: 杭州" in b.text for b in doc.blocks if b.page == 3)
+
+
+def test_html_only_mail_is_read_as_a_page(tmp_path: Path) -> None:
+    message = mail("Quarterly review")
+    message.set_content("<html><body><h2>Agenda</h2><p>Budget variance by region.</p>"
+                        "</body></html>", subtype="html")
+    (tmp_path / "review.eml").write_bytes(bytes(message))
+    text = text_of(parse(tmp_path / "review.eml"))
+    assert "Agenda" in text and "Budget variance by region." in text
+
+
+def test_a_mail_with_1000_attachments_reads_a_bounded_number(tmp_path: Path) -> None:
+    message = mail("批量附件")
+    message.set_content("见附件。")
+    for number in range(1000):
+        message.add_attachment(f"第{number}号说明".encode(), maintype="text", subtype="plain",
+                               filename=f"说明{number}.txt")
+    (tmp_path / "many.eml").write_bytes(bytes(message))
+    started = time.perf_counter()
+    doc = parse(tmp_path / "many.eml")
+    assert time.perf_counter() - started < 60
+    assert sum(b.text.startswith("附件") for b in doc.blocks) == MAX_ATTACHMENTS
+    assert doc.report.skipped["attachments_over_limit"] == 1000 - MAX_ATTACHMENTS
+
+
+def test_a_broken_attachment_or_nested_mail_never_fails_the_mail(tmp_path: Path) -> None:
+    inner = mail("内层邮件")
+    inner.set_content("内层正文可以检索。")
+    innermost = mail("最内层邮件")
+    innermost.set_content("最内层正文")
+    inner.add_attachment(innermost)
+    message = mail("外层邮件")
+    message.set_content("外层正文")
+    message.add_attachment(b"PK\x03\x04 not really a document", maintype="application",
+                           subtype="octet-stream", filename="损坏.docx")
+    message.add_attachment(inner)
+    (tmp_path / "outer.eml").write_bytes(bytes(message))
+    doc = parse(tmp_path / "outer.eml")
+    text = text_of(doc)
+    assert "外层正文" in text and "内层正文可以检索。" in text and "最内层正文" not in text
+    assert doc.report.skipped["attachments_unreadable"] == 1
+    assert doc.report.skipped["attachments_over_limit"] == 1  # a mail inside a mail inside one
+
+
+def test_outlook_msg_with_its_attachment(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "message.msg", tmp_path)
+    doc = parse(tmp_path / "message.msg")
+    text = text_of(doc)
+    assert doc.meta.title == "Re: test internal"
+    assert "bedfortest@tutanota.de" in text and "asdfasdf" in text
+    assert "收件人: Arne Möhle <arne.moehle@tutao.onmicrosoft.com>" in text
+    assert "附件:serveimage.jpg" in text  # its picture follows, read by OCR
+    shutil.copy(FIXTURES / "no-attachments.msg", tmp_path)
+    assert "This is a message" in text_of(parse(tmp_path / "no-attachments.msg"))
+
+
+def test_a_file_that_is_not_an_outlook_message_fails_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "fake.msg").write_text("From: someone\n\nplain text saved as .msg")
+    with pytest.raises(ParseError, match="not an Outlook message"):
+        parse(tmp_path / "fake.msg")
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice writes the EPUB")
+def test_epub_chapters_in_spine_order(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.core_properties.title = "员工手册"
+    for number, (heading, body) in enumerate([("总则", "本手册适用于全体正式员工。"),
+                                              ("考勤", "迟到三次以上按旷工半天处理。")], 1):
+        if number > 1:
+            document.add_page_break()
+        document.add_heading(f"第{number}章 {heading}", 1)
+        document.add_paragraph(body)
+    document.save(tmp_path / "handbook.docx")
+    subprocess.run(["soffice", f"-env:UserInstallation={(tmp_path / 'p').as_uri()}",
+                    "--headless", "--convert-to", "epub", "--outdir", str(tmp_path / "out"),
+                    str(tmp_path / "handbook.docx")], check=True, capture_output=True, timeout=300)
+    doc = parse(tmp_path / "out" / "handbook.epub")
+    text = text_of(doc)
+    assert doc.meta.title == "员工手册"
+    assert text.index("第1章 总则") < text.index("本手册适用于全体正式员工。") < text.index(
+        "第2章 考勤") < text.index("迟到三次以上按旷工半天处理。")
+
+
+def test_ofd_official_notice_in_reading_order(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "notice.ofd", tmp_path)
+    doc = parse(tmp_path / "notice.ofd")
+    text = text_of(doc)
+    assert doc.pages == 2
+    order = ["路卫发〔2011〕76号", "关于同意张阿三同志辞职的批复", "区中医院"]
+    assert [text.index(phrase) for phrase in order] == sorted(text.index(p) for p in order)
+    assert "本科学历" in text
+
+
+def test_ofd_invoice_reads_template_labels_beside_page_values(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "invoice.ofd", tmp_path)
+    doc = parse(tmp_path / "invoice.ofd")
+    text = text_of(doc)
+    assert doc.pages == 5
+    assert "销售方名称:财天下科技有限公司" in text  # label on the template, value on the page
+    assert "价税合计(大写) 壹万零陆佰圆整" in text
+    assert {b.page for b in doc.blocks} == {1, 2, 3, 4, 5}
+
+
+def ofd_with(content: bytes, compress: int = zipfile.ZIP_DEFLATED) -> bytes:
+    ns = 'xmlns:ofd="http://www.ofdspec.org/2016"'
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compress) as archive:
+        archive.writestr("OFD.xml", f"<ofd:OFD {ns}><ofd:DocBody><ofd:DocRoot>Doc_0/Document.xml"
+                         "</ofd:DocRoot></ofd:DocBody></ofd:OFD>")
+        archive.writestr("Doc_0/Document.xml", f'<ofd:Document {ns}><ofd:Pages><ofd:Page ID="1" '
+                         'BaseLoc="Pages/Page_0/Content.xml"/></ofd:Pages></ofd:Document>')
+        archive.writestr("Doc_0/Pages/Page_0/Content.xml", content)
+    return out.getvalue()
+
+
+def test_ofd_zip_bomb_and_entity_bomb_fail_before_unpacking(tmp_path: Path) -> None:
+    page = b'<ofd:Page xmlns:ofd="http://www.ofdspec.org/2016"><ofd:Content/></ofd:Page>'
+    (tmp_path / "bomb.ofd").write_bytes(ofd_with(page + b" " * (60 << 20)))
+    assert (tmp_path / "bomb.ofd").stat().st_size < 1 << 20
+    with pytest.raises(ParseError, match="zip bomb"):
+        parse(tmp_path / "bomb.ofd")
+    laughs = (b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "haha"><!ENTITY b "&a;&a;&a;&a;">]>'
+              + page.replace(b"<ofd:Content/>", b"<ofd:Content>&b;</ofd:Content>"))
+    (tmp_path / "laughs.ofd").write_bytes(ofd_with(laughs))
+    with pytest.raises(ParseError, match="declares a DTD"):
+        parse(tmp_path / "laughs.ofd")
+    (tmp_path / "ok.ofd").write_bytes(ofd_with(page.replace(
+        b"<ofd:Content/>", b'<ofd:Content><ofd:Layer><ofd:TextObject Boundary="10 10 50 5" '
+        b'Size="3"><ofd:TextCode X="0" Y="3">\xe6\xad\xa3\xe6\x96\x87</ofd:TextCode>'
+        b"</ofd:TextObject></ofd:Layer></ofd:Content>")))
+    assert text_of(parse(tmp_path / "ok.ofd")) == "正文"  # the same package, not a bomb: read
+
+
+def epub_with(chapter: bytes, opf_title: str = "手册") -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", "application/epub+zip")
+        archive.writestr("META-INF/container.xml", (
+            '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0">'
+            '<rootfiles><rootfile full-path="OPS/book.opf" media-type="application/oebps-'
+            'package+xml"/></rootfiles></container>'))
+        archive.writestr("OPS/book.opf", (
+            '<?xml version="1.0"?><!DOCTYPE package [<!ENTITY t "' + "标题" * 10 + '">]>'
+            '<package xmlns="http://www.idpf.org/2007/opf" version="2.0"><metadata xmlns:dc='
+            f'"http://purl.org/dc/elements/1.1/"><dc:title>{opf_title}</dc:title></metadata>'
+            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>'
+            '</manifest><spine><itemref idref="c1"/></spine></package>'))
+        archive.writestr("OPS/c1.xhtml", chapter)
+    return out.getvalue()
+
+
+def test_an_epub_entity_bomb_is_never_expanded(tmp_path: Path) -> None:
+    laughs = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10 if i else "哈" * 10}">'
+                     for i in range(9))
+    chapter = (f'<?xml version="1.0"?><!DOCTYPE html [{laughs}]><html xmlns="http://www.w3.org/'
+               '1999/xhtml"><body><p>正文第一段</p><p>&l8;</p></body></html>').encode()
+    (tmp_path / "bomb.epub").write_bytes(epub_with(chapter, "&t;"))
+    started = time.perf_counter()
+    doc = parse(tmp_path / "bomb.epub")
+    assert time.perf_counter() - started < 10
+    assert "正文第一段" in text_of(doc) and "哈哈" not in text_of(doc)
+    assert "标题" not in doc.meta.title  # the package's own entity is not expanded either
+
+
+def test_a_big5_outlook_message_reads_in_its_code_page(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "testMSG_chinese.msg", tmp_path)
+    doc = parse(tmp_path / "testMSG_chinese.msg")
+    assert doc.meta.title == "Alfresco MSG format testing ( MSG 格式測試 )"
+    assert "張毓倫" in text_of(doc) and "高票當選雲林縣總工會" in text_of(doc)
+
+
+def test_text_that_is_not_a_mail_fails_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "notes.eml").write_text("just some notes, no header lines at all\n")
+    with pytest.raises(ParseError, match="not an e-mail message"):
+        parse(tmp_path / "notes.eml")
