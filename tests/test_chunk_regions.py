@@ -64,3 +64,17 @@ def test_ocr_read_pages_get_regions_too() -> None:
 def test_formats_without_pages_have_no_regions() -> None:
     chunks = parse_and_chunk(SAMPLE_DOCS / "leave_policy.md")
     assert chunks and not any(c.regions for c in chunks)
+
+
+def test_each_table_row_outlines_its_own_row() -> None:
+    """expense_standards.pdf: a ruled table running onto page 2 (header not repeated)."""
+    chunks = parse_and_chunk(SAMPLE_DOCS / "expense_standards.pdf")
+    rows = [c for c in chunks if c.kind == ChunkKind.TABLE_ROW]
+    assert len(rows) > 10 and all(len(c.regions) == 1 for c in rows)
+    for page in {c.regions[0].page for c in rows}:
+        boxes = [c.regions[0].box for c in rows if c.regions[0].page == page]
+        tops = [box[1] for box in boxes]
+        assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one row each, in order
+        for upper, lower in zip(boxes, boxes[1:], strict=False):
+            assert upper[3] <= lower[1] + 0.002  # rows do not overlap
+    assert {c.regions[0].page for c in rows} == {1, 2}
