@@ -3,6 +3,7 @@ generated here with clauses at known places, and the scanned sample read by OCR.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pymupdf
@@ -75,6 +76,6 @@ def test_each_table_row_outlines_its_own_row() -> None:
         boxes = [c.regions[0].box for c in rows if c.regions[0].page == page]
         tops = [box[1] for box in boxes]
         assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one row each, in order
-        for upper, lower in zip(boxes, boxes[1:], strict=False):
+        for upper, lower in itertools.pairwise(boxes):
             assert upper[3] <= lower[1] + 0.002  # rows do not overlap
     assert {c.regions[0].page for c in rows} == {1, 2}

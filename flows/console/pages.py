@@ -3,9 +3,10 @@
 No path comes from the request: the file read is the one the manifest says this version was
 ingested from, and only when it still resolves (symlinks followed) under the root it was
 ingested from and under a configured document root, is a PDF or an image, and is within the
-size limit ingest itself applies. The picture is capped in pixels whatever the page's declared
-size, and written under `<data dir>/console_pages/` (a key of the version, its file's size and
-time, and the page, so an edited file is rendered again).
+size limits ingest itself applies (bytes; pixels, read from an image's header). The picture is
+capped in pixels whatever the page's declared size, and written under
+`<data dir>/console_pages/` (a key of the version, its file's size and time, and the page, so
+an edited file is rendered again).
 """
 
 from __future__ import annotations
@@ -46,7 +47,23 @@ def source_file(settings: Settings, record: DocumentRecord) -> Path:
         raise NoPage(f"{path.name}: {exc.strerror}") from None
     if not path.is_file() or size > settings.max_file_mb * 1024 * 1024:
         raise NoPage(f"{path.name}: not a regular file within max_file_mb")
+    if path.suffix.lower() in IMAGE_TYPES:
+        _check_pixels(path, settings.parse_max_image_megapixels)
     return path
+
+
+def _check_pixels(path: Path, megapixels: float) -> None:
+    """An image's size from its header (nothing decoded) within the parse limit: the file may
+    have changed since it was ingested."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+    except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
+        raise NoPage(f"{path.name}: not a readable image: {exc}") from None
+    if width * height > megapixels * 1_000_000:
+        raise NoPage(f"{path.name}: {width}×{height} pixels, over the parse limit")
 
 
 def page_png(settings: Settings, record: DocumentRecord, page: int) -> bytes:

@@ -12,6 +12,7 @@ same 404: a caller cannot learn which.
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import date
@@ -75,6 +76,17 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     env.tests["flow_run"] = _is_uuid
     static = {name: (HERE / "static" / name).read_bytes() for name in STATIC}
     router = APIRouter(prefix="/console")
+    local = threading.local()
+
+    def current() -> ManifestStore:
+        """This thread's manifest connection (kept: opening one takes the write lock a moment,
+        which an ingest may hold), bound to the generation serving now."""
+        store = getattr(local, "manifest", None)
+        if store is None:
+            store = local.manifest = ManifestStore(settings.manifest)
+        serving = store.serving()
+        store.generation = serving.generation if serving else None
+        return store
 
     def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(name).render(**context)
@@ -158,22 +170,21 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     def documents(request: Request, reader: Reader) -> Response:
         params = request.query_params
         wanted = {name: params.get(name, "")[:200] for name in ("state", "tenant", "folder", "q")}
-        with ManifestStore(settings.manifest) as manifest:
-            found = views.listing(manifest, view_of(reader), state=wanted["state"],
-                                  tenant=wanted["tenant"], folder=wanted["folder"],
-                                  text=wanted["q"])
-            unattributed = views.unattributed_failures(manifest)
+        manifest = current()
+        found = views.listing(manifest, view_of(reader), state=wanted["state"],
+                              tenant=wanted["tenant"], folder=wanted["folder"],
+                              text=wanted["q"])
         return page("documents.html", reader=reader, found=found, wanted=wanted,
-                    unattributed=unattributed, folder_of=views.folder_of,
+                    folder_of=views.folder_of,
                     prefect=_prefect_ui())
 
     @router.get("/doc")
     @signed_in
     def document(request: Request, reader: Reader) -> Response:
         doc_id, version = request.query_params.get("id", ""), request.query_params.get("v")
-        with ManifestStore(settings.manifest) as manifest:
-            shown = views.document(manifest, view_of(reader), doc_id, version,
-                                   settings.embedding_model)
+        manifest = current()
+        shown = views.document(manifest, view_of(reader), doc_id, version,
+                               settings.embedding_model)
         if shown is None:
             return not_found(reader)
         return page("document.html", reader=reader, doc=shown)
@@ -183,10 +194,13 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     def page_image(request: Request, reader: Reader) -> Response:
         params = request.query_params
         number = params.get("p", "")
-        with ManifestStore(settings.manifest) as manifest:
-            found = views.versions(manifest, view_of(reader), params.get("id", ""))
+        manifest = current()
+        found = views.versions(manifest, view_of(reader), params.get("id", ""))
         record = next((r for r in found if r.version_id == params.get("v")), None)
-        if record is None or not number.isdigit():
+        # only the pages the document view outlines: a version that parsed, pages it has
+        if record is None or not number.isdigit() or int(number) not in {
+                region.page for c in manifest.version_chunks(record.doc_id, record.version_id)
+                for region in c.regions}:
             raise HTTPException(404)
         try:
             png = page_png(settings, record, int(number))
@@ -199,8 +213,8 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     @signed_in
     def trace(request: Request, reader: Reader) -> Response:
         chunk_id = request.query_params.get("chunk", "")
-        with ManifestStore(settings.manifest) as manifest:
-            records = views.trace(manifest, view_of(reader), chunk_id)
+        manifest = current()
+        records = views.trace(manifest, view_of(reader), chunk_id)
         if not records:
             return not_found(reader)
         return page("trace.html", reader=reader, chunk_id=chunk_id, records=records)
@@ -242,9 +256,9 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     def operations(request: Request, reader: Reader) -> Response:
         from flows.webhook import EventStore
 
-        with ManifestStore(settings.manifest) as manifest:
-            generations = manifest.generations()
-            mine = views.source_paths(manifest, view_of(reader))
+        manifest = current()
+        generations = manifest.generations()
+        mine = views.source_paths(manifest, view_of(reader))
         outbox_path = settings.data_dir / "webhook_events.db"
         store = EventStore(outbox_path) if outbox_path.exists() else None
         counts = store.counts() if store else {}

@@ -34,6 +34,9 @@ class Listing:
     folders: list[str]
     runs: dict[str, RunRecord]
     more: int = 0  # versions matched beyond MAX_LISTED
+    # Failed files whose metadata was never read (no tenant): no key's to see; counted so an
+    # operator knows to look at `kbflow status`.
+    unattributed: int = 0
 
 
 def folder_of(record: DocumentRecord) -> str:
@@ -47,7 +50,8 @@ def folder_of(record: DocumentRecord) -> str:
 
 def listing(manifest: ManifestStore, reader: SearchFilter, *, state: str = "",
             tenant: str = "", folder: str = "", text: str = "") -> Listing:
-    visible = [r for r in manifest.documents() if reader.admits(r.tenant_id, r.acl)]
+    everything = manifest.documents()
+    visible = [r for r in everything if reader.admits(r.tenant_id, r.acl)]
     counts = dict(sorted(Counter(str(r.state) for r in visible).items()))
     needle = text.casefold()
     rows = [r for r in visible
@@ -63,7 +67,9 @@ def listing(manifest: ManifestStore, reader: SearchFilter, *, state: str = "",
     return Listing(rows=rows[:MAX_LISTED], counts=counts,
                    tenants=sorted({r.tenant_id or "" for r in visible}),
                    folders=sorted({folder_of(r) for r in visible} - {""}), runs=runs,
-                   more=max(0, len(rows) - MAX_LISTED))
+                   more=max(0, len(rows) - MAX_LISTED),
+                   unattributed=sum(r.state == State.FAILED and not r.tenant_id
+                                    for r in everything))
 
 
 def versions(manifest: ManifestStore, reader: SearchFilter, doc_id: str) -> list[DocumentRecord]:
@@ -129,12 +135,6 @@ def trace(manifest: ManifestStore, reader: SearchFilter, chunk_id: str) -> list[
     """`kbflow trace` for one chunk, every generation's record the reader may see."""
     return [t for t in manifest.trace(chunk_id)
             if reader.admits(t.chunk.tenant_id, t.chunk.acl)]
-
-
-def unattributed_failures(manifest: ManifestStore) -> int:
-    """Failed versions whose metadata was never read (no tenant): no key's to see; counted
-    so an operator knows to look at `kbflow status`."""
-    return sum(1 for r in manifest.documents() if r.state == State.FAILED and not r.tenant_id)
 
 
 def source_paths(manifest: ManifestStore, reader: SearchFilter) -> set[str]:
