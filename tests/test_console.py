@@ -229,6 +229,9 @@ def test_the_cookie_is_http_only_and_strict_and_a_bad_key_is_refused(
     page.click("button[type=submit]")
     assert page.locator("[role=alert]").inner_text() == "That key is not valid."
     assert re.search(r"/console/login$", page.url)
+    forged = httpx.post(f"{console.url}/console/login", data={"key": KEYS["group"][0]},
+                        headers={"Origin": "http://attacker.example"})
+    assert forged.status_code == 403 and "set-cookie" not in forged.headers
 
 
 def test_operations_lists_generations_with_the_serving_one(

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import jinja2
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -38,12 +38,12 @@ DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 MAX_FORM_BYTES = 4096
 MAX_QUESTION_CHARS = 1000
 ASK_K = 8
-HEADERS = {  # nothing but this origin's own files, never framed, no referrer to elsewhere
+HEADERS = {  # nothing but this origin's own files, never framed, no referrer to other sites
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; "
                                "img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
                                "base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # our own forms name their origin (login CSRF check)
     "Cache-Control": "no-store",
 }
 STATIC = {"console.css": "text/css; charset=utf-8",
@@ -138,15 +138,17 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
 
     @router.post("/login")
     async def login(request: Request) -> Response:
+        _same_origin(request)
         raw = await read_capped(request, MAX_FORM_BYTES)
         form = parse_qs((raw or b"").decode("utf-8", "replace"))
         key = (form.get("key") or [""])[0].strip()
-        try:
-            keys.grant(f"Bearer {key}") if key else None
-        except HTTPException as exc:
-            if exc.status_code != 401:
-                raise
-            key = ""
+        if key:
+            try:
+                keys.grant(f"Bearer {key}")
+            except HTTPException as exc:
+                if exc.status_code != 401:
+                    raise
+                key = ""
         if not key:
             return page("login.html", 401, reader=None, problem="That key is not valid.")
         done = RedirectResponse("/console/documents", status_code=303, headers=HEADERS)
@@ -155,7 +157,8 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
         return done
 
     @router.post("/logout")
-    def logout() -> Response:
+    def logout(request: Request) -> Response:
+        _same_origin(request)
         done = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
         done.delete_cookie(COOKIE, path="/console")
         return done
@@ -271,6 +274,14 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
                     counts=counts, events=events, others=len(listed) - len(events))
 
     return router
+
+
+def _same_origin(request: Request) -> None:
+    """A form posted from another site's page (login CSRF: signing a victim in with the
+    attacker's key) is refused; browsers name the page's origin on every POST."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise HTTPException(403, "cross-site form")
 
 
 def _is_day(text: str) -> bool:
