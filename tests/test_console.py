@@ -6,15 +6,18 @@ API, not written into the test."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 import httpx
 import pytest
 from console_support import HOSTILE, KEYS, build_corpus, chromium, ingest, serving, settings_for
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from flows.webhook import ChangeEvent, EventStore
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
@@ -234,13 +237,24 @@ def test_the_cookie_is_http_only_and_strict_and_a_bad_key_is_refused(
     assert forged.status_code == 403 and "set-cookie" not in forged.headers
 
 
-def test_operations_lists_generations_with_the_serving_one(
+def test_operations_lists_generations_and_the_readers_own_outbox_problems(
         browser: Browser, console: Console) -> None:
-    page = signed_in(browser, console, "group")
+    outbox = EventStore(console.settings.data_dir / "webhook_events.db")
+    mine = next(r for r in console.records if r.tenant_id == "hc-precision")
+    theirs = next(r for r in console.records if r.tenant_id == "hc-logistics")
+    ids = {}
+    for name, record in (("mine", mine), ("theirs", theirs)):
+        event = ChangeEvent(type="updated", uri=Path(record.source_path).as_uri(), id=name)
+        ids[name] = outbox.add(event, f"sig-{name}", time.time())
+        outbox.finish({ids[name]: ("quarantined", f"<b>{name}</b>: the file changed twice")})
+    page = signed_in(browser, console, "precision")
     page.goto(f"{console.url}/console/operations")
     with ManifestStore(console.settings.manifest) as manifest:
         serving = manifest.serving()
     assert serving is not None
     row = page.locator("#generations tbody tr.gen-serving")
     assert row.locator("td").first.inner_text().startswith(serving.generation)
+    listed = page.locator("#outbox tbody").inner_text()
+    assert "<b>mine</b>: the file changed twice" in listed and "quarantined" in listed
+    assert "theirs" not in listed and Path(theirs.source_path).name not in page.content()
 
