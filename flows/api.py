@@ -45,6 +45,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from flows.console import console_router
 from flows.dify import dify_router
 from flows.serving import NO_DOCS, read_capped, server_config
 from flows.tls import share_tls_context
@@ -361,6 +362,9 @@ def build_app(settings: Settings) -> FastAPI:
         app.state.search = SearchService(settings)
         app.include_router(search_router(settings, app.state.search))
         app.include_router(dify_router(KeyRing(settings.api_keys_file), app.state.search))
+        # The operator console (flows/console/), for the same keys.
+        app.include_router(console_router(settings, KeyRing(settings.api_keys_file),
+                                          app.state.search))
     return app
 
 

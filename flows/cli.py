@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
 
     status = commands.add_parser("status", help="one row per document version with its state")
     status.add_argument("--json", action="store_true")
+    status.add_argument("--reasons", action="store_true",
+                        help="only the versions with a reason, each with its whole reason")
 
     search = commands.add_parser("search", help="hybrid BM25 + dense search of READY versions")
     search.add_argument("query")
@@ -314,6 +316,9 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
                                 last_run=last, low_coverage=low)
         print(export.model_dump_json(indent=2))
         return 0
+    if args.reasons:
+        _print_reasons(records)
+        return 0
     table = Table(title=f"kbflow status ({settings.data_dir})")
     for column in ("doc_id", "version", "state", "chunks", "effective", "title", "reason"):
         table.add_column(column, overflow="fold")
@@ -323,12 +328,25 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         table.add_row(shown(r.doc_id), shown(r.version_id), f"[{style}]{r.state}[/]",
                       str(r.chunk_count), effective, shown(r.title or ""), shown(r.reason or ""))
     console.print(table)
+    _print_reasons(records)  # whole, wrapped: a narrow column cuts them ("ValueErro")
     _print_inferred_versions(records)
     _print_low_coverage(low, settings.min_coverage)
     console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
                                             or "none"))
     _print_last_run(last)
     return 0
+
+
+def _print_reasons(records: list) -> None:
+    """Every version that has a reason (failed, deleted, kept after a failed rewrite), with
+    the whole reason, wrapped to the terminal."""
+    noted = [r for r in records if r.reason]
+    if noted:
+        console.print("reasons:")
+    for r in noted:
+        style = "red" if r.state == "FAILED" else "yellow"
+        console.print(f"[{style}]{r.state}[/] {shown(r.version_key)} "
+                      f"({shown(r.source_path)}): {shown(r.reason)}")
 
 
 def _print_inferred_versions(records: list) -> None:
@@ -473,6 +491,13 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
                   f"dense path: {dense} "
                   f"(query coverage {response.query_coverage:.2f})  "
                   f"graph: {response.graph_route or 'not asked'}")
+    style = {"sufficient": "green", "conflict": "yellow"}.get(response.verdict, "red")
+    console.print(f"verdict: [{style}]{response.verdict}[/] — {shown(response.reason)}")
+    for c in response.conflicts:
+        console.print(f"[yellow]conflict[/] ({c.kind}) on {shown(c.topic)}: {shown(c.rule)}")
+        for name, side in (("a", c.a), ("b", c.b)):
+            console.print(f"   {name}. [bold]{shown(side.value)}[/] {shown(side.doc_id)} "
+                          f"[dim]{shown(side.chunk_id)}[/]: {shown(side.sentence)}")
     if response.abstained and response.results:
         console.print("[yellow]No confident answer in the knowledge base[/] (abstained); the "
                       "closest passages follow.")

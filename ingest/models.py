@@ -116,6 +116,9 @@ class Block(BaseModel):
     ocr: bool = False  # the text was read from a page image, so it may contain recognition errors
     ocr_confidence: float | None = None  # mean recognizer score of the block's lines (0..1)
     near_duplicate_of: int | None = None  # index of an earlier block with nearly the same text
+    # Where it sits on its page (PDFs and images): x0, y0, x1, y1 as shares of the page's width
+    # and height, top-left origin; the console outlines a chunk's blocks with it.
+    bbox: tuple[float, float, float, float] | None = None
 
 
 class ParseReport(BaseModel):
@@ -166,6 +169,13 @@ def embed_text(prefix: str, text: str, context: str = "") -> str:
     return "\n".join(part for part in (prefix, context, text) if part)
 
 
+class Region(BaseModel):
+    """A part of a page a chunk's text came from: `box` as in Block.bbox."""
+
+    page: int
+    box: tuple[float, float, float, float]
+
+
 class Chunk(BaseModel):
     """A retrievable unit with everything a citation needs (DESIGN.md data model)."""
 
@@ -186,6 +196,7 @@ class Chunk(BaseModel):
     page_end: int
     char_start: int
     char_end: int
+    regions: list[Region] = Field(default_factory=list)  # on its pages (PDFs and images)
     tenant_id: str
     acl: list[str]
     authority: str | None = None  # its document's level (KBFLOW_AUTHORITY_LEVELS), if declared
@@ -238,6 +249,12 @@ class SearchFilter(BaseModel):
         """Every tenant whose documents the reader sees, its own first: a tenant's position
         is its distance from the reader."""
         return [self.tenant_id, *self.ancestors]
+
+    def admits(self, tenant_id: str | None, acl: list[str]) -> bool:
+        """Whether this reader may see a version of that tenant and ACL at all, its state and
+        dates aside: the tenant and group terms every store's query applies, for callers that
+        list versions instead of searching them (the console)."""
+        return tenant_id in self.tenants and not set(acl).isdisjoint(self.groups)
 
 
 class GraphNode(BaseModel):

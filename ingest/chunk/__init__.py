@@ -32,7 +32,15 @@ from pydantic import BaseModel, ConfigDict
 
 from ingest.chunk.split import CountTokens, Line, Seg, Splitter, piece_text
 from ingest.config import Settings
-from ingest.models import Block, BlockKind, Chunk, ChunkKind, ParsedDocument, embed_text
+from ingest.models import (
+    Block,
+    BlockKind,
+    Chunk,
+    ChunkKind,
+    ParsedDocument,
+    Region,
+    embed_text,
+)
 from ingest.text import (
     ARTICLE,
     CHAPTER,
@@ -261,6 +269,14 @@ class _Builder:
         self.parents: dict[tuple[_Heading, ...], _Unit] = {}
         self.children: list[Chunk] = []
         self.extra_parents: list[Chunk] = []
+        # Each placed block's character range (offsets as _units counts them) and region.
+        self.placed: list[tuple[int, int, Region]] = []
+        offset = 0
+        for block in doc.blocks:
+            if block.bbox is not None:
+                region = Region(page=block.page, box=block.bbox)
+                self.placed.append((offset, offset + len(block.text), region))
+            offset += len(block.text) + 1
 
     def prefix(self, headings: tuple[_Heading, ...], clause_no: str | None) -> str:
         if not self.params.prefixes:
@@ -347,15 +363,20 @@ class _Builder:
                kind: ChunkKind | None = None) -> Chunk:
         meta = self.doc.meta
         text = piece_text(piece)
+        start = min(s.line.start + s.lo for s in piece)
+        end = max(s.line.start + s.hi for s in piece)
+        kind = kind or unit.kind
+        # Where on its pages the text is (parents span whole sections: their children show it)
+        regions = [] if kind == ChunkKind.PARENT else [
+            region for lo, hi, region in self.placed if lo < end and start < hi]
         return Chunk(
             doc_id=meta.doc_id, version_id=meta.version_id,
             chunk_id=chunk_id(meta.doc_id, meta.version_id, path), parent_chunk_id=parent,
-            kind=kind or unit.kind, text=text, prefix=prefix,
+            kind=kind, text=text, prefix=prefix,
             title_path=[h.text for h in unit.headings], clause_no=unit.clause_no,
             structural_path=path, page_start=min(s.line.page for s in piece),
             page_end=max(s.line.page for s in piece),
-            char_start=min(s.line.start + s.lo for s in piece),
-            char_end=max(s.line.start + s.hi for s in piece), tenant_id=meta.tenant_id,
+            char_start=start, char_end=end, regions=regions, tenant_id=meta.tenant_id,
             acl=meta.acl, authority=meta.authority, source_uri=meta.source_uri,
             effective_from=meta.effective_from, effective_to=meta.effective_to,
             parser_version=self.doc.parser_version,

@@ -455,8 +455,10 @@ class ManifestStore:
             )
             self._log(db, doc_id, version_id, State.READY, None, run_id, now)
 
-    def fail(self, key: tuple[str, str], source_path: str, reason: str, run_id: str) -> State:
-        """Record a failure with its reason; the next run retries it.
+    def fail(self, key: tuple[str, str], source_path: str, reason: str, run_id: str, *,
+             tenant_id: str | None = None, acl: Sequence[str] = ()) -> State:
+        """Record a failure with its reason (and whose document it is, when known); the next
+        run retries it.
 
         A version published before (it has chunk records: READY, or a rewrite begun) is READY
         again (its last published content keeps serving); the reason says that its new content
@@ -474,13 +476,16 @@ class ManifestStore:
                 if state == State.READY else reason
             db.execute(
                 """INSERT INTO documents (generation, doc_id, version_id, state, reason,
-                       source_path, acl, attempts, last_run_id, updated_at)
-                   VALUES (?,?,?,?,?,?,'[]',1,?,?)
+                       source_path, tenant_id, acl, attempts, last_run_id, updated_at)
+                   VALUES (?,?,?,?,?,?,?,?,1,?,?)
                    ON CONFLICT (generation, doc_id, version_id) DO UPDATE SET
                        state=excluded.state, reason=excluded.reason,
+                       tenant_id=coalesce(excluded.tenant_id, documents.tenant_id),
+                       acl=CASE WHEN excluded.acl = '[]' THEN documents.acl ELSE excluded.acl END,
                        attempts=documents.attempts + 1, last_run_id=excluded.last_run_id,
                        updated_at=excluded.updated_at""",
-                (self._gen, doc_id, version_id, state, note, source_path, run_id, now),
+                (self._gen, doc_id, version_id, state, note, source_path, tenant_id,
+                 json.dumps(list(acl)), run_id, now),
             )
             self._log(db, doc_id, version_id, state, note, run_id, now)
         return state

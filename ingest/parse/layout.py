@@ -157,6 +157,8 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
             last = blocks[-1] if blocks else None
             caption = last.text if last and runs[-1] and caption_test(last.text) else ""
             table = item.blocks(caption)
+            for block in table:
+                block.bbox = block.bbox or (item.x0, item.y0, item.x1, item.y1)
             blocks += table
             runs += [[] for _ in table]
             previous = None
@@ -170,6 +172,10 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
         previous = item
     _mark_headings(blocks, runs, lines)
     _mark_ocr(blocks, runs)
+    for block, run in zip(blocks, runs, strict=True):
+        if run:
+            block.bbox = (min(line.x0 for line in run), min(line.y0 for line in run),
+                          max(line.x1 for line in run), max(line.y1 for line in run))
     return blocks
 
 

@@ -12,6 +12,7 @@ import pdfplumber
 import pymupdf
 from pdfplumber.pdf import PDF as PlumberPDF
 
+from ingest.models import Block
 from ingest.parse.boilerplate import is_page_number, margin_blocks
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.layout import (
@@ -54,8 +55,9 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
         result = ParseResult(blocks=[], pages=doc.page_count, repaired=doc.is_repaired)
         stated_title = normalize((doc.metadata or {}).get("title") or "").replace("\n", " ")
         tables = _Tables(data)
+        sizes: list[pymupdf.Rect] = []  # each page's area as its lines are placed in it
         try:
-            pages = [_page_items(page, tables, result) for page in doc.pages()]
+            pages = [_page_items(page, tables, result, sizes) for page in doc.pages()]
         finally:
             tables.close()
     lines = [item for items in pages for item in items if isinstance(item, Line)]
@@ -69,8 +71,23 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParseResult:
         result.title, result.title_source = heading, "largest text"
     link_continuations(pages)
     result.blocks = blocks_from_items([item for items in pages for item in items], is_caption)
+    _as_page_shares(result.blocks, sizes)
     result.blocks += margins
     return result
+
+
+def _as_page_shares(blocks: list[Block], sizes: list[pymupdf.Rect]) -> None:
+    """Block boxes as shares of their page's width and height (points or OCR pixels alike)."""
+    for block in blocks:
+        area = sizes[block.page - 1]
+        if block.bbox is not None and area.width > 0 and area.height > 0:
+            x0, y0, x1, y1 = block.bbox
+            block.bbox = (round(max(0.0, x0 / area.width), 4),
+                          round(max(0.0, y0 / area.height), 4),
+                          round(min(1.0, x1 / area.width), 4),
+                          round(min(1.0, y1 / area.height), 4))
+        else:
+            block.bbox = None
 
 
 def _meaningful_title(title: str) -> bool:
@@ -112,9 +129,11 @@ def _open(data: bytes) -> pymupdf.Document:
         raise ParseError(f"not a readable PDF: {exc}") from exc
 
 
-def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult) -> list[Item]:
-    """The page's lines and tables in reading order. Text-layer lines are in unrotated page
-    coordinates (as PyMuPDF reports them); OCR lines in the page as read, turned upright."""
+def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
+                sizes: list[pymupdf.Rect]) -> list[Item]:
+    """The page's lines and tables in reading order (its area appended to `sizes`). Text-layer
+    lines are in unrotated page coordinates (as PyMuPDF reports them); OCR lines in the page as
+    read, turned upright."""
     area = page.rect * page.derotation_matrix
     lines = _text_lines(page, area.height)
     found: list[PdfTable] = []
@@ -131,6 +150,7 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult) -> lis
         lines = [line for line in lines if not any(_inside(line, t) for t in found)]
     if not lines and not found:
         result.empty_pages += 1
+    sizes.append(area)
     return reading_order([*lines, *found], area.width)
 
 

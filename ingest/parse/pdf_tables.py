@@ -31,6 +31,8 @@ class PdfTable:
     head: PdfTable | None = None
     parts: list[PdfTable] = field(default_factory=list)  # continuation parts (on the head)
     caption: str = ""
+    # each grid row's box (same coordinates as the table's), for the row blocks' bbox
+    row_boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
 
     @property
     def header(self) -> list[str]:
@@ -52,20 +54,30 @@ class PdfTable:
         return [whole, *self._row_blocks(self.header, caption)]
 
     def _row_blocks(self, header: list[str], caption: str) -> list[Block]:
-        return [Block(kind=BlockKind.TABLE_ROW, text=text, page=self.page)
-                for text in row_texts(self.data_rows, header, caption)]
+        boxes = self.row_boxes if self.head else self.row_boxes[1:]
+        return [Block(kind=BlockKind.TABLE_ROW, text=text, page=self.page, bbox=box)
+                for row, box in zip(self.data_rows, boxes, strict=True)
+                for text in row_texts([row], header, caption)]
 
 
 def find_tables(plumber_page: PlumberPage, page: pymupdf.Page) -> list[PdfTable]:
     """Ruled tables of at least two rows and two columns, in PyMuPDF's (unrotated) coordinates."""
     tables = []
     for table in plumber_page.find_tables():
-        grid = [row for row in fill_merged(_grid(table)) if any(row)]
+        # a row runs from its top to the next row's (a merged cell's box spans several rows)
+        x0, _, x1, bottom = table.bbox
+        tops = [row.bbox[1] for row in table.rows] + [bottom]
+        kept = [(row, tuple(pymupdf.Rect(x0, top, x1, below) * page.derotation_matrix))
+                for row, top, below in zip(fill_merged(_grid(table)), tops, tops[1:],
+                                           strict=False)
+                if any(row)]
+        grid = [row for row, _ in kept]
         if len(grid) < 2 or len(grid[0]) < 2:
             continue  # a box drawn around a paragraph is not a table
         rect = pymupdf.Rect(table.bbox) * page.derotation_matrix
         edges = [column.bbox[0] for column in table.columns] + [table.bbox[2]]
-        tables.append(PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges))
+        tables.append(PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges,
+                               row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept]))
     return tables
 
 
@@ -105,6 +117,6 @@ def link_continuations(pages: Sequence[Sequence[object]]) -> None:
             continue
         head = last.head or last
         if first.grid[0] == head.header:
-            first.grid = first.grid[1:]
+            first.grid, first.row_boxes = first.grid[1:], first.row_boxes[1:]
         first.head = head
         head.parts.append(first)

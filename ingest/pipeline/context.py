@@ -145,5 +145,6 @@ class RunContext:
         """A version that failed: the manifest records its reason and the next run retries it."""
         self.log.warning("%s@%s failed: %s", failure.doc_id, failure.version_id, failure.reason)
         with self.clock.stage("manifest"):
-            self.manifest.fail(failure.key, failure.path, failure.reason, self.run_id)
+            self.manifest.fail(failure.key, failure.path, failure.reason, self.run_id,
+                               tenant_id=failure.tenant_id, acl=failure.acl)
         self.failures.append(failure)

@@ -24,6 +24,10 @@ class Failure(BaseModel):
     path: str
     doc_id: str = ""
     version_id: str = ""
+    # Whose document it is, when its metadata was read: the console shows a failure to the
+    # readers of that tenant and those groups, as search would show the document.
+    tenant_id: str | None = None
+    acl: list[str] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property

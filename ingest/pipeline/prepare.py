@@ -206,7 +206,8 @@ def parse_window(ctx: RunContext, parser: ParsePool,
     parsed = []
     for item, outcome in zip(window, outcomes, strict=True):
         if isinstance(outcome, Failure):
-            ctx.fail(outcome)
+            ctx.fail(outcome.model_copy(update={"tenant_id": item.meta.tenant_id,
+                                                "acl": item.meta.acl}))
         else:
             parsed.append(Parsed(item.path, item.root, outcome))
     return parsed
@@ -222,7 +223,8 @@ def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
     for item, chunks in zip(parsed, outcomes, strict=True):
         doc = item.doc
         if isinstance(chunks, Failure):
-            ctx.fail(chunks)
+            ctx.fail(chunks.model_copy(update={"tenant_id": doc.meta.tenant_id,
+                                               "acl": doc.meta.acl}))
             continue
         try:
             with ctx.clock.stage("chunk"):
