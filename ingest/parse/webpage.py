@@ -9,7 +9,6 @@ the network is off besides.
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Iterator
 
@@ -17,11 +16,11 @@ from lxml import etree, html
 
 from ingest.models import BlockKind
 from ingest.parse.coverage import visible_chars
+from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, is_block, one_line, read_html
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
-_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 _SECTIONING = {"article", "section", "main"}  # a header or footer inside one belongs to it
 # Class, id or aria-label words naming page furniture, and the kind counted in `skipped`.
 _NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
@@ -41,11 +40,13 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     page's header and footer, cookie banners, forms and hidden elements are left out and
     counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
     text of the page's body."""
-    tree = read_html(data, _html_encoding(data))
+    encoding, confidence = html_encoding(data)
+    tree = read_html(data, encoding)
     body = tree.find("body")
     body = tree if body is None else body
     text, _ = _text_counts(body)
-    result = ParseResult([], 1, chars_seen=text[body])
+    result = ParseResult([], 1, chars_seen=text[body], encoding=encoding,
+                         encoding_confidence=confidence)
     _remove_furniture(body, text, result)
     text, links = _text_counts(body)
     roots = _main_content(body, text, links)
@@ -203,19 +204,3 @@ def _text(element: html.HtmlElement | None) -> str:
 
 def _own_chars(element: html.HtmlElement) -> int:
     return visible_chars(element.text or "") + visible_chars(alt_text(element))
-
-
-def _html_encoding(data: bytes) -> str:
-    """The declared charset; else UTF-8 when the bytes are UTF-8, else GB18030 (a superset of
-    the GBK that older Chinese pages use). lxml would otherwise assume Latin-1."""
-    declared = _CHARSET.search(data[:4096])
-    if declared:
-        try:
-            return codecs.lookup(declared.group(1).decode("ascii")).name
-        except LookupError:
-            pass
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "gb18030"
-    return "utf-8"
