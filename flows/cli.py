@@ -287,6 +287,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     for failure in summary.failures:
         console.print(f"[red]FAILED[/] {shown(failure.path)}: {shown(failure.reason)}")
     _print_low_coverage(parse.low_coverage, settings.min_coverage)
+    _print_warnings(parse.warnings)
     return 0
 
 
@@ -296,10 +297,16 @@ def _print_low_coverage(low: dict[str, float], minimum: float) -> None:
                       f"(below min_coverage {minimum:.0%}): a part of the file was not read")
 
 
+def _print_warnings(warnings: dict[str, list[str]]) -> None:
+    for key, messages in warnings.items():
+        for message in messages:
+            console.print(f"[yellow]WARNING[/] {shown(key)}: {shown(message)}")
+
+
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.manifest import ManifestExport, ManifestStore
     from ingest.models import State
-    from ingest.pipeline.report import low_coverage
+    from ingest.pipeline.report import low_coverage, parse_warnings
 
     manifest = ManifestStore(settings.manifest)
     try:
@@ -331,6 +338,8 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     _print_reasons(records)  # whole, wrapped: a narrow column cuts them ("ValueErro")
     _print_inferred_versions(records)
     _print_low_coverage(low, settings.min_coverage)
+    _print_warnings(parse_warnings({r.version_key: r.parse_report for r in records
+                                    if r.state != State.TOMBSTONED}))
     console.print("versions per state: " + (", ".join(f"{k} {v}" for k, v in counts.items())
                                             or "none"))
     _print_last_run(last)

@@ -135,7 +135,9 @@ class ParseReport(BaseModel):
     missing_title: bool = False
     repaired: bool = False  # PyMuPDF rebuilt a damaged PDF: pages may be missing
     pages_read: int | None = None  # pages that gave text (PDF), when fewer than `pages` matter
-    encoding: str | None = None  # how a text file was decoded (utf-8, utf-8-sig, gb18030)
+    encoding: str | None = None  # how a text file was decoded (utf-8, gb18030, cp950, utf-16 …)
+    encoding_confidence: float | None = None  # 1.0: a byte-order mark or valid UTF-8
+    warnings: list[str] = Field(default_factory=list)  # doubts about what was read
     chars_seen: int = 0  # all text the file holds: body, tables, notes, footnotes, text boxes …
     chars_indexed: int = 0  # the text of the blocks that go on to be chunked
     skipped: dict[str, int] = Field(default_factory=dict)  # parts left out on purpose, by kind

@@ -333,6 +333,65 @@ def test_a_new_paragraph_after_a_table_renames_nothing(docs, tokens, params) -> 
     assert len(_reembedded(old, new)) == 1
 
 
+def _deck(path: Path, slides: list[tuple[str, str]]) -> ParsedDocument:
+    """A real .pptx (python-pptx writes what PowerPoint reads): a title slide, then one slide
+    per (title, body)."""
+    from pptx import Presentation
+
+    deck = Presentation()
+    deck.slides.add_slide(deck.slide_layouts[0]).shapes.title.text = "2024年度经营回顾"
+    for title, body in slides:
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    deck.save(path)
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return parse_document(meta, data)
+
+
+SLIDES = [("销售情况", "第一季度销售额增长百分之十二,华东区贡献最大。"),
+          ("销售情况", "第二季度销售额下降百分之三,主要因为华南区库存积压。"),
+          ("下一步计划", "清理华南区库存,第三季度恢复增长。")]
+
+
+def test_two_slides_with_one_title_get_ids_of_their_own(tmp_path, tokens, params) -> None:
+    """Sections sharing a path (slides with one title) take an ordinal: unique ids, each
+    section parent holding its own slide; an edit to one slide re-embeds only its chunk."""
+    chunks = _chunks(_deck(tmp_path / "deck.pptx", SLIDES), params, tokens)
+    assert len({c.chunk_id for c in chunks}) == len(chunks)
+    by_id = {c.chunk_id: c for c in chunks}
+    for _, body in SLIDES:
+        child = next(c for c in _children(chunks) if c.text == body)
+        assert child.parent_chunk_id is not None
+        section = by_id[child.parent_chunk_id]
+        assert body in section.text and sum(b in section.text for _, b in SLIDES) == 1
+    assert {c.structural_path for c in chunks if c.kind == ChunkKind.PARENT} == {
+        "销售情况/§", "销售情况~2/§", "下一步计划/§"}
+    edited = [SLIDES[0], (SLIDES[1][0], SLIDES[1][1].replace("百分之三", "百分之五")), SLIDES[2]]
+    fresh = _reembedded(chunks, _chunks(_deck(tmp_path / "deck.pptx", edited), params, tokens))
+    assert [c.text for c in fresh] == [edited[1][1]]
+
+
+def test_a_second_table_in_a_section_is_its_rows_parent() -> None:
+    doc = _doc([(BlockKind.HEADING, "附件"), (BlockKind.TABLE, "| 项目 | 金额 |"),
+                (BlockKind.TABLE_ROW, "项目: 打车; 金额: 100"),
+                (BlockKind.TABLE, "| 岗位 | 人数 |"),
+                (BlockKind.TABLE_ROW, "岗位: 出纳; 人数: 2")])
+    chunks = chunk_document(doc)
+    tables = {c.chunk_id: c.text for c in chunks if c.structural_path.endswith(("table", "~2"))}
+    rows = [c for c in chunks if c.kind == ChunkKind.TABLE_ROW]
+    assert [tables[r.parent_chunk_id or ""] for r in rows] == ["| 项目 | 金额 |", "| 岗位 | 人数 |"]
+
+
+@pytest.mark.parametrize("blocks", [
+    [(BlockKind.PARAGRAPH, "测试办法")],  # a one-paragraph file whose paragraph became its title
+    [(BlockKind.HEADING, "测试办法"), (BlockKind.HEADING, "第一章 总则")],  # bare headings
+])
+def test_a_document_of_only_its_title_and_headings_is_still_chunked(blocks) -> None:
+    chunks = chunk_document(_doc(blocks))
+    assert [c.text for c in _children(chunks)] == ["\n".join(t for _, t in blocks)]
+
+
 # ---- kbflow chunks ----------------------------------------------------------------------------
 
 def test_describe_explains_each_boundary(docs, tokens, params) -> None:

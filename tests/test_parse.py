@@ -127,8 +127,9 @@ def test_pptx_slides_titles_text_and_merged_table(tmp_path: Path) -> None:
     ("photo.docx", b"\x89PNG\r\n\x1a\n" + bytes(64), "not a DOCX file: the content is a PNG image"),
     ("slides.pptx", b"\xd0\xcf\x11\xe0" + bytes(64), "not a PPTX file: the content is a legacy"),
     ("broken.docx", b"PK\x03\x04" + bytes(64), "not a readable DOCX file: BadZipFile"),
-    # neither UTF-8 nor GB18030 (Latin-1 is not refused: its bytes are valid GB18030)
-    ("utf16.txt", "Größe".encode("utf-16"), "text file is in an unknown encoding: not UTF-8"),
+    # binary under a text name: no encoding reads it as text (UTF-16 does read: test_encodings)
+    ("photo.txt", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
+     "text file is in an unknown encoding: "),
     ("data.xyz", b"abc", "unsupported file type .xyz"),
 ])
 def test_bad_input_fails_with_a_readable_reason(tmp_path: Path, name: str, data: bytes,

@@ -8,6 +8,7 @@ are small and few."""
 
 from __future__ import annotations
 
+import io
 import struct
 import time
 import zlib
@@ -102,13 +103,28 @@ def bilevel(image: Image.Image) -> Image.Image:
 
 
 @pytest.mark.parametrize(("degrees", "name", "pixels"), [
-    (90, "turned.png", sixteen_bit), (270, "turned.bmp", bilevel)])
+    (90, "turned.png", sixteen_bit), (270, "turned.bmp", bilevel),
+    (180, "upside_down.png", sixteen_bit)])  # upright, its lines all score under the threshold
 def test_page_scanned_sideways_is_read_upright(
         tmp_path: Path, degrees: int, name: str,
         pixels: Callable[[Image.Image], Image.Image]) -> None:
     turned = pixels(page_image(NOTICE).rotate(-degrees, expand=True))  # turned clockwise
     assert turned.mode in {"I;16", "1"}
     doc = parse(saved(turned, tmp_path / name))
+    assert_notice(doc)
+    assert doc.report.turned_pages == [1]
+
+
+def test_pdf_page_scanned_sideways_is_read_upright(tmp_path: Path) -> None:
+    """A scanner's PDF: the page image turned a quarter, no text layer."""
+    turned = page_image(NOTICE).rotate(-90, expand=True)
+    png = io.BytesIO()
+    turned.save(png, format="PNG")
+    pdf = pymupdf.open()
+    page = pdf.new_page(width=turned.width * 72 / 200, height=turned.height * 72 / 200)
+    page.insert_image(page.rect, stream=png.getvalue())
+    (tmp_path / "scan.pdf").write_bytes(pdf.tobytes())
+    doc = parse(tmp_path / "scan.pdf")
     assert_notice(doc)
     assert doc.report.turned_pages == [1]
 

@@ -217,3 +217,42 @@ def test_failures_are_typed_and_the_parse_error_rate_counts_the_parse_stage(
     assert summary.written == 1 and summary.documents == {"FAILED": 2, "READY": 1}
     dumped = summary.model_dump(mode="json")
     assert dumped["failures"][0]["reason"] and dumped["parse"]["parse_error_rate"] == 0.5
+
+
+def test_nothing_indexed_fails_and_coverage_counts_what_reached_chunks(
+        settings: Settings, tmp_path: Path) -> None:
+    """A file whose text reaches no searchable chunk fails with the reason instead of going
+    READY with nothing; coverage is measured on the chunks, so text the chunker dropped shows
+    as PARTLY READ even though the parser returned it."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    # one paragraph, which becomes the title: still indexed
+    note = "本制度自发布之日起施行,由行政部负责解释。"
+    (folder / "note.txt").write_text(note + "\n", encoding="utf-8")
+    # a table of headers only: its text is seen, but no row reaches a searchable chunk
+    (folder / "contacts.md").write_text("# 通讯录\n\n| 姓名 | 电话 | 部门 |\n|---|---|---|\n",
+                                        encoding="utf-8")
+    # an outline: one body paragraph, then headings with nothing under them (no chunk holds them)
+    outline = ["# 员工手册", "## 第一章 总则", "本手册适用于全体员工。"] + [
+        f"## 第{n}章 {name}管理制度与实施细则说明" for n, name in
+        zip("二三四五六七", ["考勤", "薪酬", "培训", "保密", "安全", "奖惩"], strict=True)]
+    (folder / "outline.md").write_text("\n\n".join(outline) + "\n", encoding="utf-8")
+    files = [(p, folder) for p in sorted(folder.glob("*"))]
+    with ManifestStore(settings.manifest) as manifest:
+        ctx = RunContext(settings=settings, manifest=manifest, run_id="r1", steps=InProcess(),
+                         log=LOG)
+        summary = run_pipeline(ctx, str(folder), files)
+        failed = {f.doc_id: f for f in summary.failures}
+        assert set(failed) == {"contacts"}
+        assert (failed["contacts"].stage, failed["contacts"].kind) == ("chunk", "NothingIndexed")
+        assert "characters seen, none reached a chunk" in failed["contacts"].reason
+        record = manifest.get("contacts", "1")
+        assert record is not None and record.state == State.FAILED
+        note_record = manifest.get("note", "1")
+        assert note_record is not None and note_record.state == State.READY
+        assert [c.text for c in manifest.published_chunks() if c.doc_id == "note"] == [note]
+        outline_record = manifest.get("outline", "1")
+        assert outline_record is not None and outline_record.state == State.READY
+        report = outline_record.parse_report or {}
+    assert report["chars_indexed"] < 0.5 * report["chars_seen"]
+    assert set(summary.parse.low_coverage) == {"outline@1"}

@@ -12,7 +12,9 @@ overlap, a run-on sentence last of all by tokens.
 A chunk's id comes from doc_id, version and its structural path (the clause number, a table row's
 key cells, or a paragraph run anchored on the unit before it), never from a position counter over
 the document, so an edit to clause 4.2 changes only the chunks of clause 4.2 (and its
-neighbours' prev/next links).
+neighbours' prev/next links). A path that repeats (two slides with one title, a scanned book's
+running headings) takes an ordinal ("销售情况~2"), so ids are unique by construction and a
+document whose paths are unique keeps the ids it always had.
 
 Parents (a section "…/§", or the whole of a clause that was cut into pieces) are not embedded:
 they are usually far over the model's token limit, so a vector would describe only a truncated
@@ -125,6 +127,7 @@ class _Heading:
     level: int
     label: str  # the number ("第二章", "4.2") or, without one, the heading text
     line: Line
+    path: str  # the labels from the top down, "~n" added where an earlier section had them
 
     @property
     def text(self) -> str:
@@ -140,7 +143,7 @@ class _Unit:
     clause_no: str | None
     path: str
     lines: list[Line] = field(default_factory=list)
-    table: str | None = None  # a row's table: the path of the table's parent unit
+    table: _Unit | None = None  # a row's table: the table's parent unit
 
     @property
     def text(self) -> str:
@@ -192,22 +195,26 @@ def _is_list_item(block: Block, current: _Unit | None) -> bool:
     )
 
 
+def _base(section: tuple[_Heading, ...]) -> str:
+    return section[-1].path if section else ""
+
+
 def _units(doc: ParsedDocument) -> list[_Unit]:
     title = doc.meta.title
     headings: list[_Heading] = []
+    sections: dict[str, int] = {}  # section path → how many sections had it
     units: list[_Unit] = []
     current: _Unit | None = None
     table: _Unit | None = None
-    offset = 0
-    for block in doc.blocks:
-        line, offset = Line(block.text, block.page, offset), offset + len(block.text) + 1
+    for block, start in _starts(doc.blocks):
+        line = Line(block.text, block.page, start)
         if block.text.strip("《》 ") == title:
             continue  # the title is in every prefix already
         if block.kind == BlockKind.TABLE:
             # The whole table (Markdown) is a parent for reading; its rows follow as TABLE_ROW
             # blocks and point at it.
             section = tuple(headings)
-            base = "/".join(h.label for h in section)
+            base = _base(section)
             table = _Unit(ChunkKind.PARENT, section, None, f"{base}/table", [line])
             units.append(table)
             current = None
@@ -217,7 +224,10 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
         level = None if is_row or list_item else _heading_level(block, title)
         if level is not None:
             headings = [h for h in headings if h.level < level]
-            headings.append(_Heading(level, _label(block.text), line))
+            label = _label(block.text)
+            path = f"{headings[-1].path}/{label}" if headings else label
+            n = sections[path] = sections.get(path, 0) + 1
+            headings.append(_Heading(level, label, line, path if n == 1 else f"{path}~{n}"))
             current = None
             continue
         clause_no = None if is_row or list_item else _clause_no(block.text)
@@ -226,7 +236,7 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             current.lines.append(line)  # a list item or paragraph (款) of the unit before
             continue
         section = tuple(headings)
-        base = "/".join(h.label for h in section)
+        base = _base(section)
         if not is_row:
             table = None
         if is_row:
@@ -245,9 +255,21 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             kind, path = ChunkKind.PARAGRAPH, f"{before.path if before else base}/¶"
         inherited = next((h.label for h in reversed(section) if _clause_no(h.text)), None)
         current = _Unit(kind, section, clause_no or inherited, path, [line],
-                        table=table.path if table is not None and is_row else None)
+                        table=table if is_row else None)
         units.append(current)
+    if not units and doc.blocks:
+        # Only a title and headings (a one-line note whose line became its title, a deck of
+        # bare titles): they are the text, not labels of text elsewhere.
+        lines = [Line(b.text, b.page, start) for b, start in _starts(doc.blocks)]
+        units.append(_Unit(ChunkKind.PARAGRAPH, (), None, "/¶", lines))
     return _unique_paths(units)
+
+
+def _starts(blocks: list[Block]) -> Iterable[tuple[Block, int]]:
+    offset = 0
+    for block in blocks:
+        yield block, offset
+        offset += len(block.text) + 1
 
 
 def _unique_paths(units: list[_Unit]) -> list[_Unit]:
@@ -298,7 +320,7 @@ class _Builder:
         self._add_to_sections(unit)
         if unit.table is not None:
             meta = self.doc.meta
-            section_parent = chunk_id(meta.doc_id, meta.version_id, unit.table)
+            section_parent = chunk_id(meta.doc_id, meta.version_id, unit.table.path)
         whole = [Seg(line, 0, len(line.text)) for line in unit.lines]
         splitter = Splitter(self._budgeted(prefix, unit), self.count, self.limit,
                             self.params.min_tokens, self.params.overlap_sentences)
@@ -345,7 +367,7 @@ class _Builder:
             section = unit.headings[:depth]
             parent = self.parents.get(section)
             if parent is None:
-                path = "/".join(h.label for h in section) + "/§"
+                path = section[-1].path + "/§"
                 parent = self.parents[section] = _Unit(ChunkKind.PARENT, section[:-1], None, path)
                 for enclosing in [*chain, parent]:
                     enclosing.lines.append(section[-1].line)
@@ -357,7 +379,7 @@ class _Builder:
         if not headings:
             return None
         meta = self.doc.meta
-        return chunk_id(meta.doc_id, meta.version_id, "/".join(h.label for h in headings) + "/§")
+        return chunk_id(meta.doc_id, meta.version_id, headings[-1].path + "/§")
 
     def _chunk(self, unit: _Unit, path: str, piece: list[Seg], prefix: str, parent: str | None,
                kind: ChunkKind | None = None) -> Chunk:

@@ -20,6 +20,7 @@ from ingest.config import AUTHORITY_LEVELS
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
 from ingest.parse.coverage import indexed_chars, package_chars
+from ingest.parse.encoding import warning
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
@@ -218,6 +219,8 @@ def parse_document(meta: DocumentMeta, data: bytes,
         repaired=result.repaired,
         pages_read=pages_read if suffix == ".pdf" else None,
         encoding=result.encoding,
+        encoding_confidence=result.encoding_confidence,
+        warnings=[w for w in [warning(result.encoding, result.encoding_confidence)] if w],
         chars_indexed=indexed,
         chars_seen=seen,
         chars_skipped=min(result.chars_skipped, seen - indexed),

@@ -42,6 +42,25 @@ def indexed_chars(blocks: list[Block]) -> int:
     return sum(visible_chars(b.text) for b in blocks if b.kind != BlockKind.TABLE_ROW)
 
 
+def reached_chars(blocks: list[Block], spans: list[tuple[int, int]], title: str) -> int:
+    """`indexed_chars` of the blocks that reached a chunk: `spans` are the chunks' character
+    ranges over the blocks' texts joined by newlines (the chunker's offsets). A block equal to
+    the title is in every chunk's prefix, so it counts once any chunk exists; a block the
+    chunker dropped (or a parser returned empty of chunks) is not indexed, whatever it held."""
+    ordered = sorted(spans)
+    total, start, i, reach = 0, 0, 0, -1  # reach: the furthest end of the spans begun so far
+    for block in blocks:
+        end = start + len(block.text)
+        while i < len(ordered) and ordered[i][0] < end:
+            reach = max(reach, ordered[i][1])
+            i += 1
+        if block.kind != BlockKind.TABLE_ROW and (
+                reach > start or (ordered and block.text.strip("《》 ") == title)):
+            total += visible_chars(block.text)
+        start = end + 1
+    return total
+
+
 def package_chars(data: bytes) -> int:
     """Visible characters of every text run in an Office (OOXML) package's content parts.
     The archive has passed ingest.parse.archive.check_archive; entities are never expanded."""

@@ -13,8 +13,8 @@ import io
 import re
 from collections.abc import Iterator
 
+from ingest.parse.encoding import Decoded, decode
 from ingest.parse.errors import ParseError
-from ingest.parse.markdown_text import decode_text
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.spreadsheet import Line, RowCount, SheetTable
 from ingest.parse.tables import cell_text
@@ -39,9 +39,12 @@ def parse_tsv(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def _parse(data: bytes, limits: ParseLimits, default_delimiter: str) -> ParseResult:
-    encoding = _encoding(data)
+    decoded = _encoding(data)
+    encoding = decoded.encoding
     try:
-        return _read(data, encoding, limits, default_delimiter)
+        result = _read(data, encoding, limits, default_delimiter)
+        result.encoding_confidence = decoded.confidence
+        return result
     except UnicodeDecodeError as exc:  # UTF-8 at the start (often plain ASCII), not further on
         if encoding != "utf-8":
             raise ParseError(f"not {encoding.upper()} text: {exc.reason}") from None
@@ -52,9 +55,9 @@ def _parse(data: bytes, limits: ParseLimits, default_delimiter: str) -> ParseRes
                          f"({exc.reason})") from None
 
 
-def _encoding(data: bytes) -> str:
-    """The encoding the start of the file is in (decode_text's rules on a sample that ends at
-    a line break, so no character is cut in two: no GB18030 or UTF-8 byte sequence holds a
+def _encoding(data: bytes) -> Decoded:
+    """The encoding the start of the file is in (ingest.parse.encoding's rules on a sample that
+    ends at a line break, so no character is cut in two: no GB18030 or UTF-8 byte sequence holds a
     newline byte)."""
     sample = data[:SAMPLE_BYTES]
     if len(data) > SAMPLE_BYTES:
@@ -63,7 +66,7 @@ def _encoding(data: bytes) -> str:
             raise ParseError(f"line 1 has no line break in its first {SAMPLE_BYTES >> 20} MB: "
                              "not a table (a broken export, or not a CSV file)")
         sample = sample[:end + 1]
-    return decode_text(sample)[1]
+    return decode(sample)
 
 
 def _read(data: bytes, encoding: str, limits: ParseLimits, default_delimiter: str

@@ -1,8 +1,8 @@
 """Markdown (markdown-it) and plain text: headings keep their level, tables become rows, raw
 HTML blocks are read as a web page's HTML is (ingest.parse.html_text), code blocks as text files.
 
-Text files are decoded as UTF-8 (with or without a BOM), else GB18030, which Chinese Windows
-editors still save by default."""
+Text files are decoded as ingest.parse.encoding detects (UTF-8, GB18030, which Chinese Windows
+editors still save by default, Big5, Shift-JIS, UTF-16 …)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ingest.models import Block, BlockKind
-from ingest.parse.errors import ParseError
+from ingest.parse.encoding import decode
 from ingest.parse.html_text import fragment_blocks
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, grid_blocks
@@ -23,13 +23,15 @@ _BR = re.compile(r"<br\b", re.IGNORECASE)
 
 
 def parse_markdown_file(data: bytes, limits: ParseLimits) -> ParseResult:
-    text, encoding = decode_text(data)
-    return ParseResult(parse_markdown(text), 1, encoding=encoding)
+    decoded = decode(data)
+    return ParseResult(parse_markdown(decoded.text), 1, encoding=decoded.encoding,
+                       encoding_confidence=decoded.confidence)
 
 
 def parse_text_file(data: bytes, limits: ParseLimits) -> ParseResult:
-    text, encoding = decode_text(data)
-    return ParseResult(parse_text(text), 1, encoding=encoding)
+    decoded = decode(data)
+    return ParseResult(parse_text(decoded.text), 1, encoding=decoded.encoding,
+                       encoding_confidence=decoded.confidence)
 
 
 def parse_markdown(text: str) -> list[Block]:
@@ -80,25 +82,3 @@ def _plain(token: Token) -> str:
 def parse_text(text: str) -> list[Block]:
     """One paragraph per non-empty line."""
     return [Block(kind=BlockKind.PARAGRAPH, text=line) for line in normalize(text).split("\n")]
-
-
-def decode_text(data: bytes) -> tuple[str, str]:
-    """The text and the encoding it was read with: UTF-8 (with or without a BOM), else GB18030.
-    Bytes neither can read are a reason.
-
-    GB18030 maps almost every byte sequence, so its result must also look like text: control
-    characters other than whitespace mean the file is binary or in another encoding."""
-    bom = data.startswith(b"\xef\xbb\xbf")
-    encodings = ["utf-8-sig"] if bom else ["utf-8", "gb18030"]
-    errors = []
-    for encoding in encodings:
-        try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError as exc:
-            errors.append(f"not {encoding.upper()} ({exc.reason} at byte {exc.start})")
-            continue
-        if encoding == "gb18030" and any(ord(c) < 32 and c not in "\t\n\r\f" for c in text):
-            errors.append("not GB18030 text (control characters)")
-            continue
-        return text, encoding
-    raise ParseError(f"text file is in an unknown encoding: {'; '.join(errors)}")

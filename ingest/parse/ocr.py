@@ -5,8 +5,9 @@ download them on first use, which fails offline); RapidOCR runs the same PP-OCR 
 ONNX files inside its wheel and always works offline.
 
 A page is read as it lies first. Scanned sideways, its lines come back as tall boxes; upside
-down, as low-confidence garbage (lines are recognised without the engines' per-line angle
-classifier, so a turned line does not read well by accident). Only such a page is read again,
+down, as low-confidence garbage, or as nothing at all when every line scores under the
+engine's threshold (lines are recognised without the engines' per-line angle classifier, so a
+turned line does not read well by accident). Only such a page is read again,
 turned, and the reading with the most confidently recognised characters is kept: an upright
 page costs one pass.
 """
@@ -75,12 +76,15 @@ class OcrPage:
 
     @property
     def sideways(self) -> bool:
-        return 2 * sum(len(line.text) for line in self.lines if line.sideways) >= self.chars
+        tall = sum(len(line.text) for line in self.lines if line.sideways)
+        return self.chars > 0 and 2 * tall >= self.chars
 
     @property
     def doubtful(self) -> bool:
-        return bool(self.lines) and (self.sideways or self.chars < MIN_CHARS
-                                     or self.score < CONFIDENT * self.chars)
+        """Worth reading turned: sideways, little or unsure text, or none (upside down, or a
+        blank page, which costs one more pass of the detector alone)."""
+        return (not self.lines or self.sideways or self.chars < MIN_CHARS
+                or self.score < CONFIDENT * self.chars)
 
 
 def ocr_page(page: pymupdf.Page) -> OcrPage:

@@ -32,6 +32,7 @@ class ParseResult:
     headers_footers_removed: int = 0
     repaired: bool = False  # PyMuPDF had to rebuild the file (truncated or damaged)
     encoding: str | None = None
+    encoding_confidence: float | None = None  # how sure the detected encoding is (0..1)
     chars_seen: int | None = None
     skipped: Counter[str] = field(default_factory=Counter)
     chars_skipped: int = 0  # characters of the parts in `skipped` (part of chars_seen)

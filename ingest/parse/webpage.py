@@ -9,27 +9,23 @@ the network is off besides.
 
 from __future__ import annotations
 
-import codecs
 import re
-from collections.abc import Iterator
 
 from lxml import etree, html
 
 from ingest.models import BlockKind
 from ingest.parse.coverage import visible_chars
-from ingest.parse.html_text import alt_text, html_blocks, is_block, one_line, read_html
+from ingest.parse.encoding import html_encoding
+from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
+from ingest.parse.main_content import main_content
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
-_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 _SECTIONING = {"article", "section", "main"}  # a header or footer inside one belongs to it
 # Class, id or aria-label words naming page furniture, and the kind counted in `skipped`.
 _NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
           (re.compile(r"side-?bar", re.I), "sidebar"),
           (re.compile(r"cookie|consent|footer", re.I), "boilerplate"))
-_PARAGRAPHS = ("p", "pre", "blockquote", "li", "dd")  # what the densest block is made of
-_DIV_LIKE = ("div", "section", "center")  # whose text outside block children is a paragraph
-MIN_PARAGRAPH_CHARS = 20  # shorter paragraphs (a date, a menu entry) say nothing of density
 # Before a site's name in a <title>: " - ", " | ", " — " (spaced), or "|", "｜", "_" anywhere.
 _TITLE_SEPARATOR = re.compile(r"\s+[-–—|·]\s+|\s*[|｜_]\s*")
 
@@ -41,14 +37,16 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     page's header and footer, cookie banners, forms and hidden elements are left out and
     counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
     text of the page's body."""
-    tree = read_html(data, _html_encoding(data))
+    encoding, confidence = html_encoding(data)
+    tree = read_html(data, encoding)
     body = tree.find("body")
     body = tree if body is None else body
     text, _ = _text_counts(body)
-    result = ParseResult([], 1, chars_seen=text[body])
+    result = ParseResult([], 1, chars_seen=text[body], encoding=encoding,
+                         encoding_confidence=confidence)
     _remove_furniture(body, text, result, limits.include_hidden)
     text, links = _text_counts(body)
-    roots = _main_content(body, text, links)
+    roots = main_content(body, text, links)
     outside = _parts_outside(body, roots, text)
     if outside:
         result.skipped["outside_main"] = len(outside)
@@ -136,57 +134,6 @@ def _hidden(element: html.HtmlElement) -> bool:
     return "display:none" in style or "visibility:hidden" in style
 
 
-def _main_content(body: html.HtmlElement, text: Counts, links: Counts
-                  ) -> list[html.HtmlElement]:
-    """<main> or [role=main]; else every outermost <article>, in order; else the densest
-    block; else the whole body.
-
-    The densest block is found as Readability does: each paragraph's text outside links
-    credits its container in full and the container's parent by half (a list item credits the
-    list's container: a list is part of a text, not one); a container's credit is scaled by
-    the share of its text that is not link text. Menus and link lists score nothing; the
-    element holding the article's paragraphs scores most."""
-    mains = body.xpath(".//main | .//*[@role='main']")
-    if mains:
-        return [mains[0]]
-    articles = [a for a in body.iter("article")
-                if not any(up.tag == "article" for up in a.iterancestors())]
-    if articles:
-        return articles
-    credit: dict[html.HtmlElement, float] = {}
-    for paragraph, plain in _paragraphs(body, text, links):
-        holder = paragraph.getparent()
-        if paragraph.tag in ("li", "dd") and holder is not None:
-            holder = holder.getparent()
-        if plain < MIN_PARAGRAPH_CHARS or holder is None:
-            continue
-        credit[holder] = credit.get(holder, 0) + plain
-        parent = holder.getparent()
-        if parent is not None:
-            credit[parent] = credit.get(parent, 0) + plain / 2
-    scores = {e: c * (1 - links[e] / text[e]) for e, c in credit.items() if text.get(e)}
-    return [max(scores, key=lambda e: scores[e])] if scores else [body]
-
-
-def _paragraphs(body: html.HtmlElement, text: Counts, links: Counts
-                ) -> Iterator[tuple[html.HtmlElement, int]]:
-    """The page's paragraphs with their text outside links: <p>, <li>, … and, as Readability
-    reads a <div> of text as a <p>, the text a div holds outside its block children (a page
-    of `text<br>text` in divs, with no <p> at all)."""
-    loose: Counts = {}  # text outside block children (all of it, for an inline element)
-    loose_links: Counts = {}
-    for element in reversed(list(body.iter(etree.Element))):
-        inline = [c for c in element if isinstance(c.tag, str) and not is_block(c)]
-        own = (_own_chars(element) + sum(visible_chars(c.tail or "") for c in element)
-               + sum(loose[c] for c in inline))
-        loose[element] = own
-        loose_links[element] = own if element.tag == "a" else sum(loose_links[c] for c in inline)
-        if element.tag in _PARAGRAPHS:
-            yield element, text[element] - links[element]
-        elif element.tag in _DIV_LIKE:
-            yield element, own - loose_links[element]
-
-
 def _parts_outside(body: html.HtmlElement, roots: list[html.HtmlElement], text: Counts
                    ) -> list[html.HtmlElement]:
     """The largest parts of the page that hold text outside the main content."""
@@ -216,19 +163,3 @@ def _text(element: html.HtmlElement | None) -> str:
 
 def _own_chars(element: html.HtmlElement) -> int:
     return visible_chars(element.text or "") + visible_chars(alt_text(element))
-
-
-def _html_encoding(data: bytes) -> str:
-    """The declared charset; else UTF-8 when the bytes are UTF-8, else GB18030 (a superset of
-    the GBK that older Chinese pages use). lxml would otherwise assume Latin-1."""
-    declared = _CHARSET.search(data[:4096])
-    if declared:
-        try:
-            return codecs.lookup(declared.group(1).decode("ascii")).name
-        except LookupError:
-            pass
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "gb18030"
-    return "utf-8"

@@ -14,6 +14,7 @@ from ingest.embed import TokenCounter
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
 from ingest.parse import ParseError, ParsePool, read_meta
+from ingest.parse.coverage import reached_chars
 from ingest.parse.identity import identify
 from ingest.parse.metadata import default_doc_id
 from ingest.pipeline.context import RunContext
@@ -226,6 +227,9 @@ def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
             ctx.fail(chunks.model_copy(update={"tenant_id": doc.meta.tenant_id,
                                                "acl": doc.meta.acl}))
             continue
+        if not _indexed(doc, chunks):
+            ctx.fail(_nothing_indexed(item))
+            continue
         try:
             with ctx.clock.stage("chunk"):
                 if settings.llm_situates:
@@ -241,3 +245,21 @@ def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
                                source_root=str(item.root), parser_version=doc.parser_version,
                                parse_report=doc.report.model_dump(mode="json")))
     return jobs
+
+
+def _indexed(doc: ParsedDocument, chunks: list[Chunk]) -> bool:
+    """Whether any text reached an embedded chunk; the parse report's chars_indexed is set to
+    what reached the chunks (a block the chunker dropped is not indexed, whatever the parser
+    returned), so coverage and the PARTLY READ warning tell what is searchable."""
+    report = doc.report
+    report.chars_indexed = reached_chars(
+        doc.blocks, [(c.char_start, c.char_end) for c in chunks], doc.meta.title)
+    return report.chars_indexed > 0 and any(c.kind != ChunkKind.PARENT for c in chunks)
+
+
+def _nothing_indexed(item: Parsed) -> Failure:
+    report = item.doc.report
+    return Failure(stage="chunk", kind="NothingIndexed", path=str(item.path),
+                   doc_id=item.doc.meta.doc_id, version_id=item.doc.meta.version_id,
+                   message=f"{report.chars_seen} characters seen, none reached a chunk "
+                           f"({len(item.doc.blocks)} blocks parsed): nothing would be searchable")

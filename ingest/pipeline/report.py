@@ -41,6 +41,7 @@ class ParseRunReport(BaseModel):
     chars_indexed: int = 0
     skipped: dict[str, int] = {}  # parts left out on purpose (comments, boilerplate …), by kind
     low_coverage: dict[str, float] = {}  # versions that left more unread than min_coverage allows
+    warnings: dict[str, list[str]] = {}  # versions read with a doubt (an encoding guessed …)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -65,6 +66,7 @@ class ParseRunReport(BaseModel):
             documents=len(reports) + errors, parse_errors=errors,
             missing_titles=sum(1 for r in reports.values() if r.get("missing_title")),
             skipped=dict(skipped), low_coverage=low_coverage(reports, min_coverage),
+            warnings=parse_warnings(reports),
             **{name: sum(r.get(name) or 0 for r in reports.values()) for name in _PARSE_COUNTS},
         )
 
@@ -80,6 +82,12 @@ def low_coverage(reports: Mapping[str, dict[str, Any] | None], minimum: float
             if coverage < minimum:
                 low[key] = round(coverage, 3)
     return low
+
+
+def parse_warnings(reports: Mapping[str, dict[str, Any] | None]) -> dict[str, list[str]]:
+    """The versions whose parse report has warnings, with them."""
+    return {key: report["warnings"] for key, report in reports.items()
+            if report and report.get("warnings")}
 
 
 class IngestSummary(BaseModel):
