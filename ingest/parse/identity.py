@@ -396,7 +396,7 @@ def _inferable(doc: ParsedDocument) -> bool:
     """No sidecar names the doc id or version: inference may decide them. A sidecar that became
     unreadable since it was read keeps the document out of inference."""
     try:
-        sidecar, _ = read_sidecar(Path(doc.meta.source_path))
+        sidecar, _, _ = read_sidecar(Path(doc.meta.source_path))
     except (OSError, ValueError):
         return False
     return not (sidecar.doc_id or sidecar.version)
