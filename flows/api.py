@@ -203,8 +203,10 @@ class SearchService:
         if self._searcher is None or generation != self._generation:
             if self._searcher is not None:
                 self._searcher.close()
+                self._searcher = None  # a broken parents file fails the next one: no stale one
             self._searcher, self._generation = Searcher(self._settings), generation
         self._searcher.refresh_adapter()  # `kbflow tune` kept a new one, or removed it
+        self._searcher.refresh_scopes()  # the tenant parents file changed: TenantTreeError
         return self._searcher
 
     def _search(self, query: str, tenant: str, groups: list[str], as_of: date, k: int) -> str:
@@ -298,9 +300,15 @@ def search_router(settings: Settings, service: SearchService) -> APIRouter:
     router = APIRouter(lifespan=lifespan)
 
     async def answer(http: Request, request: SearchRequest, grant: Grant) -> Response:
+        from ingest.scopes import TenantTreeError
+
         tenant, groups = scope(grant, request.tenant, request.groups)
-        body = await service.search(http, request.query, tenant, groups,
-                                    request.as_of or date.today(), request.k)
+        try:
+            body = await service.search(http, request.query, tenant, groups,
+                                        request.as_of or date.today(), request.k)
+        except TenantTreeError as exc:  # searched with no tree rather than a stale one
+            log.error("%s: every search is refused until it is fixed", exc)
+            raise HTTPException(503, "the tenant parents configuration is invalid") from None
         if body is None:  # nobody is listening
             return Response(status_code=499)
         return JSONResponse(json.loads(body))

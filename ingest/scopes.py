@@ -86,6 +86,16 @@ class TenantTree:
         return scope in self.visible(tenant)
 
 
+def file_stamp(path: Path | None) -> tuple[int, int] | None:
+    """A file's modification time and size (None when absent or unset): what a long-lived
+    reader compares to notice that a configuration file changed."""
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if stat else None
+
+
 def _read(path: Path) -> object:
     try:
         raw = path.read_bytes()

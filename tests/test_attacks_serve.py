@@ -1,0 +1,73 @@
+"""Issue 39, the serving findings: the API's tenant tree follows its file (4), one key cannot
+starve the others (7), graph lookups see only what the reader may see (8), a hostile query
+adapter file cannot break search (10). Real servers on 127.0.0.1 (uvicorn in a thread), the
+real pipeline and the embedded stores, no mocks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+from test_attacks_api import api_server
+from test_attacks_places import run
+from test_serving import KEY_B, bearer, write_keys
+from tests_support import SAMPLE_DOCS
+
+from ingest.config import Settings
+from ingest.search import search_index
+
+QUERY = "婚假有几天"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Settings:
+    """The group's leave policy, a subsidiary key (tenant-b) and the parents file naming
+    tenant-b a child of the group."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SAMPLE_DOCS / "leave_policy.md", docs)
+    parents = tmp_path / "parents.yaml"
+    parents.write_text("tenant-b: default\n", encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data", tenant_parents=parents,
+                        api_keys_file=write_keys(tmp_path / "keys.json"))
+    assert run(settings, docs).written == 1
+    return settings
+
+
+def found_docs(reply: httpx.Response) -> set[str]:
+    return {r["doc_id"] for r in reply.json()["results"]}
+
+
+def cli_docs(settings: Settings) -> set[str]:
+    response = search_index(settings, QUERY, tenant_id="tenant-b", groups=["all-staff", "hr"],
+                            as_of=date.today(), k=5)
+    return {r.doc_id for r in response.results}
+
+
+# ---- 4. the API re-reads the tenant parents file on change -----------------------------------
+
+def test_4_the_api_follows_the_parents_file_and_refuses_while_it_is_broken(
+        site: Settings) -> None:
+    parents = site.tenant_parents
+    assert parents is not None
+    with api_server(site) as (url, _):
+        def ask() -> httpx.Response:
+            return httpx.post(f"{url}/search", json={"query": QUERY, "k": 5},
+                              headers=bearer(KEY_B), timeout=60)
+
+        before = ask()
+        assert before.status_code == 200 and found_docs(before) == {"leave_policy"}
+        parents.write_text("tenant-b: tenant-c\ntenant-c: tenant-b\n", encoding="utf-8")
+        cyclic = ask()
+        parents.write_text("tenant-b: [default\n", encoding="utf-8")
+        broken = ask()
+        parents.write_text(json.dumps({"tenant-c": "default"}), encoding="utf-8")
+        cut_off = ask()
+    assert (cyclic.status_code, broken.status_code) == (503, 503)
+    assert "leave_policy" not in cyclic.text + broken.text
+    assert cut_off.status_code == 200 and found_docs(cut_off) == set() == cli_docs(site)
+
