@@ -71,3 +71,39 @@ def test_4_the_api_follows_the_parents_file_and_refuses_while_it_is_broken(
     assert "leave_policy" not in cyclic.text + broken.text
     assert cut_off.status_code == 200 and found_docs(cut_off) == set() == cli_docs(site)
 
+
+# ---- 8. graph lookups see only what the reader may see ---------------------------------------
+
+BOARD = ("# 董事会秘密议事规则\n\n第五条 董事会依据《公司章程》召开秘密会议，审议高管薪酬。\n\n"
+         "第九条 秘密会议的召集程序依照本规则第五条执行。\n")
+HANDBOOK = ("# 员工手册\n\n第一条 员工应遵守公司各项规章制度。\n\n"
+            "第二条 违反本手册第一条的，依照《奖惩办法》处理。\n")
+
+
+def test_8_a_reader_links_only_the_names_of_relations_it_may_see(tmp_path: Path) -> None:
+    from ingest.search import Searcher
+    from ingest.search.graph_channel import entity_relations
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "handbook.md").write_text(HANDBOOK, encoding="utf-8")
+    (docs / "board.md").write_text(BOARD, encoding="utf-8")
+    (docs / "board.md.meta.yaml").write_text("acl: [board]\n", encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data")
+    assert run(settings, docs).written == 2
+    today = date.today()
+
+    def lookup(groups: list[str]) -> str:
+        found = entity_relations(settings, "第五条", tenant_id="default", groups=groups,
+                                 as_of=today)
+        return found.model_dump_json()
+
+    assert "董事会" in lookup(["board"])  # the relation exists and its reader finds it
+    assert "董事会" not in lookup(["all-staff"]) and "公司章程" not in lookup(["all-staff"])
+    question = "哪些制度引用了公司章程"
+    with Searcher(settings) as searcher:
+        routes = {group: searcher.search(question, tenant_id="default", groups=[group],
+                                         as_of=today, k=5).graph_route
+                  for group in ("board", "all-staff")}
+    assert routes["board"] is not None and routes["all-staff"] is None
+
