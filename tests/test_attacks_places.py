@@ -5,6 +5,7 @@ reproduces; the runs use the real pipeline and the embedded stores."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from datetime import date
@@ -203,4 +204,34 @@ def test_11_a_bad_field_that_governs_access_still_fails_the_document(
     (tmp_path / "leave.md.meta.yaml").write_text(sidecar, encoding="utf-8")
     with pytest.raises(ValueError, match=reason):
         read_meta(tmp_path / "leave.md", tmp_path, "default", ["all-staff"])
+
+
+# ---- 5. metadata changes by webhook -------------------------------------------------------------
+
+def test_5_a_changed_sidecar_or_folder_file_re_ingests_what_it_describes(
+        prefect_api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.ingest import incremental_flow
+
+    docs, data = (tmp_path / "docs").resolve(), tmp_path / "data"
+    (docs / "hr").mkdir(parents=True)
+    monkeypatch.setenv("KBFLOW_DOCUMENT_ROOTS", json.dumps([str(docs)]))
+    settings = Settings(data_dir=data)
+    (docs / "leave.md").write_text(POLICY, encoding="utf-8")
+    side = docs / "leave.md.meta.yaml"
+    side.write_text("acl: [all-staff]\n", encoding="utf-8")
+    (docs / "hr" / "_meta.yaml").write_text("acl: [hr]\n", encoding="utf-8")
+    (docs / "hr" / "board.md").write_text(BOARD, encoding="utf-8")
+    assert run(settings, docs).written == 2
+    side.write_text("acl: [hr]\n", encoding="utf-8")  # the leave policy is now HR's only
+    (docs / "hr" / "_meta.yaml").write_text("acl: [board]\n", encoding="utf-8")
+    summary = incremental_flow([str(side), str(docs / "hr" / "_meta.yaml")], [], str(data))
+    assert not summary.failures and summary.written == 2
+    acl = {key: groups for key, (_, _, groups) in records(settings).items()}
+    assert acl == {"leave@1": ["hr"], "hr-board@1": ["board"]}
+    assert answer(settings, "年休假") == []
+    assert not any("ZEBRA" in t for t in answer(settings, "高管奖金池", groups=("hr",)))
+    side.unlink()  # no sidecar: the document falls back to the default ACL
+    summary = incremental_flow([], [str(side)], str(data))
+    assert not summary.failures and summary.tombstoned == []
+    assert records(settings)["leave@1"][2] == ["all-staff"]
 
