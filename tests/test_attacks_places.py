@@ -235,3 +235,23 @@ def test_5_a_changed_sidecar_or_folder_file_re_ingests_what_it_describes(
     assert not summary.failures and summary.tombstoned == []
     assert records(settings)["leave@1"][2] == ["all-staff"]
 
+
+# ---- 6. bounded ACLs ---------------------------------------------------------------------------
+
+def test_6_an_acl_over_the_cap_fails_its_files_with_the_reason(tmp_path: Path) -> None:
+    docs, settings = tmp_path / "docs", Settings(data_dir=tmp_path / "data")
+    (docs / "wide").mkdir(parents=True)
+    groups = ", ".join(f"team-{n:05d}" for n in range(2000))
+    (docs / "wide" / "_meta.yaml").write_text(f"acl: [{groups}]\n", encoding="utf-8")
+    for n in range(5):
+        (docs / "wide" / f"p{n}.md").write_text(POLICY.replace("十天", f"{n + 10}天"),
+                                               encoding="utf-8")
+    (docs / "ok.md").write_text(POLICY, encoding="utf-8")
+    most = ", ".join(f"team-{n:05d}" for n in range(256))  # the cap itself is fine
+    (docs / "ok.md.meta.yaml").write_text(f"acl: [{most}]\n", encoding="utf-8")
+    summary = run(settings, docs)
+    assert summary.written == 1
+    reasons = {Path(f.path or "").name: f.reason for f in summary.failures}
+    assert set(reasons) == {f"p{n}.md" for n in range(5)}
+    assert all("lists 2000 groups, over the 256" in r for r in reasons.values())
+    assert len(records(settings)["ok@1"][2]) == 256
