@@ -10,8 +10,10 @@ manifest, and the index is reopened when a rebuild or rollback switches the serv
 so new versions and generations are served without a restart.
 
 Load: searches run one at a time. The API holds settings.search_max_pending of them (running or
-waiting) and no more than about MAX_QUEUE_SECONDS of work; beyond that a request gets 503 with
-Retry-After at once, instead of waiting behind everyone. A request whose client hangs up while
+waiting), settings.search_max_pending_per_key of one key's, and no more than about
+MAX_QUEUE_SECONDS of one key's work; beyond that a request gets 503 with Retry-After at once,
+instead of waiting behind everyone. Keys take turns (FairTurns): a key with many searches
+waiting delays another key's by at most one of its own. A request whose client hangs up while
 it waits leaves the queue (checked every 0.1 s) and is not computed. Bodies over MAX_BODY_BYTES
 get 413 before they are read; `as_of` is a calendar date, YYYY-MM-DD, and nothing else (no
 Unix times).
@@ -27,6 +29,7 @@ locks every caller out (503) until it is fixed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import logging
@@ -34,6 +37,7 @@ import math
 import os
 import re
 import time
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -176,6 +180,45 @@ class SearchRequest(BaseModel):
     groups: list[str] | None = None
 
 
+class FairTurns:
+    """One search at a time, taken in turn by callers: each caller's searches wait in its own
+    line, and the turn goes round the callers that wait (a caller that comes back goes to the
+    end of the round), so one caller's queue never stands between another and its turn."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, deque[asyncio.Future[None]]] = {}
+        self._busy = False
+
+    async def acquire(self, caller: str) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._lines.setdefault(caller, deque()).append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release()  # the turn came as it was cancelled: pass it on
+            elif turn in (line := self._lines.get(caller, deque())):
+                line.remove(turn)
+                if not line:
+                    del self._lines[caller]
+            raise
+
+    def release(self) -> None:
+        while self._lines:
+            caller = next(iter(self._lines))
+            line = self._lines.pop(caller)
+            turn = line.popleft()
+            if line:
+                self._lines[caller] = line  # its next search waits for the others' turns
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self._busy = False
+
+
 class SearchService:
     """A warm Searcher on one thread (SQLite connections belong to the thread that opened
     them; the model runs one query at a time anyway), reopened when the serving generation
@@ -184,8 +227,9 @@ class SearchService:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-search")
-        self._turn = asyncio.Lock()  # FIFO: the request that came first searches first
+        self._turn = FairTurns()
         self._pending = 0  # holding or waiting for the turn
+        self._by_caller: Counter[str] = Counter()  # the same, per caller
         self._seconds = 0.0  # moving average of one search
         self.computed = self.abandoned = self.refused = 0
         self._searcher: Searcher | None = None
@@ -223,16 +267,20 @@ class SearchService:
         searcher.search("warm", tenant_id="", groups=["-"], as_of=date.today(), k=1)
 
     async def search(self, request: Request, query: str, tenant: str, groups: list[str],
-                     as_of: date, k: int) -> str | None:
-        """The response's JSON; None when the client left before its turn. 503 when full."""
-        backlog = self._pending * self._seconds
-        if self._pending >= self._settings.search_max_pending or backlog > MAX_QUEUE_SECONDS:
+                     as_of: date, k: int, caller: str = "") -> str | None:
+        """The response's JSON; None when the client left before its turn. 503 when full, or
+        when `caller` (an API key) holds its share or about a second's work of its own."""
+        mine, settings = self._by_caller[caller], self._settings
+        backlog = mine * self._seconds
+        if (self._pending >= settings.search_max_pending or backlog > MAX_QUEUE_SECONDS
+                or mine >= settings.search_max_pending_per_key):
             self.refused += 1
             raise HTTPException(503, "too many searches waiting; retry shortly",
                                 headers={"Retry-After": str(max(1, math.ceil(backlog)))})
         self._pending += 1
+        self._by_caller[caller] += 1
         try:
-            if not await self._take_turn(request):
+            if not await self._take_turn(request, caller):
                 self.abandoned += 1
                 return None
             try:
@@ -247,17 +295,20 @@ class SearchService:
             return body
         finally:
             self._pending -= 1
+            self._by_caller[caller] -= 1
+            if not self._by_caller[caller]:
+                del self._by_caller[caller]
 
     @property
     def pending(self) -> int:
         """Searches running or waiting their turn."""
         return self._pending
 
-    async def _take_turn(self, request: Request) -> bool:
+    async def _take_turn(self, request: Request, caller: str) -> bool:
         """Wait for the turn while the client is still there: a client that hangs up leaves
         the queue within DISCONNECT_POLL_SECONDS (so it neither holds a place nor counts in the
         backlog that refuses others). False, holding nothing, when it left."""
-        turn = asyncio.ensure_future(self._turn.acquire())
+        turn = asyncio.ensure_future(self._turn.acquire(caller))
         while True:
             done, _ = await asyncio.wait({turn}, timeout=DISCONNECT_POLL_SECONDS)
             if done:
@@ -266,7 +317,7 @@ class SearchService:
                     return False
                 return True
             if await request.is_disconnected():
-                turn.cancel()  # a cancelled Lock waiter takes no turn
+                turn.cancel()  # a cancelled waiter takes no turn
                 try:
                     await turn
                 except asyncio.CancelledError:
@@ -303,9 +354,11 @@ def search_router(settings: Settings, service: SearchService) -> APIRouter:
         from ingest.scopes import TenantTreeError
 
         tenant, groups = scope(grant, request.tenant, request.groups)
+        token = http.headers.get("authorization", "").partition(" ")[2].strip()
+        caller = hashlib.sha256(token.encode()).hexdigest()  # the key, as KeyRing matched it
         try:
             body = await service.search(http, request.query, tenant, groups,
-                                        request.as_of or date.today(), request.k)
+                                        request.as_of or date.today(), request.k, caller)
         except TenantTreeError as exc:  # searched with no tree rather than a stale one
             log.error("%s: every search is refused until it is fixed", exc)
             raise HTTPException(503, "the tenant parents configuration is invalid") from None

@@ -107,3 +107,48 @@ def test_8_a_reader_links_only_the_names_of_relations_it_may_see(tmp_path: Path)
                   for group in ("board", "all-staff")}
     assert routes["board"] is not None and routes["all-staff"] is None
 
+
+# ---- 7. fair share per key ---------------------------------------------------------------------
+
+def test_7_one_key_flooding_with_long_queries_never_refuses_another(site: Settings) -> None:
+    """A key keeps six connections busy with 1,000-character random Chinese queries (before:
+    every other key's searches were refused, the queue and its expected work being full of
+    the flood's). The other key's questions are all answered, each waiting for at most about
+    one of the flood's searches, and the flood is refused beyond its own share."""
+    import random
+    import threading
+    import time
+
+    from test_serving import KEY_A
+
+    rng, stop = random.Random(39), threading.Event()
+    flooded: list[tuple[int, float]] = []
+
+    def ask(url: str, key: str, query: str) -> tuple[int, float]:
+        started = time.perf_counter()
+        reply = httpx.post(f"{url}/search", json={"query": query, "k": 10},
+                           headers=bearer(key), timeout=120)
+        return reply.status_code, time.perf_counter() - started
+
+    def flood(url: str) -> None:
+        while not stop.is_set():
+            query = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(1000))
+            flooded.append(ask(url, KEY_B, query))
+
+    with api_server(site) as (url, _):
+        floods = [threading.Thread(target=flood, args=(url,)) for _ in range(6)]
+        for thread in floods:
+            thread.start()
+        time.sleep(3)  # the flood fills its share of the queue
+        others = []
+        for _ in range(10):
+            others.append(ask(url, KEY_A, QUERY))
+            time.sleep(0.2)
+        stop.set()
+        for thread in floods:
+            thread.join()
+    assert [status for status, _ in others] == [200] * 10
+    flood_seconds = sorted(t for s, t in flooded if s == 200)
+    assert flood_seconds and any(s == 503 for s, _ in flooded)
+    assert max(t for _, t in others) < 2 * max(flood_seconds) + 1
+
