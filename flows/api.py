@@ -37,7 +37,7 @@ import math
 import os
 import re
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -51,6 +51,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from flows.serving import NO_DOCS, read_capped, server_config
 from flows.tls import share_tls_context
+from flows.turns import FairTurns
 from flows.warm import task_trigger
 from flows.webhook import create_app, manifest_tracker
 from ingest.config import Settings
@@ -178,45 +179,6 @@ class SearchRequest(BaseModel):
     as_of: Annotated[date | None, BeforeValidator(calendar_day)] = None
     tenant: str | None = None
     groups: list[str] | None = None
-
-
-class FairTurns:
-    """One search at a time, taken in turn by callers: each caller's searches wait in its own
-    line, and the turn goes round the callers that wait (a caller that comes back goes to the
-    end of the round), so one caller's queue never stands between another and its turn."""
-
-    def __init__(self) -> None:
-        self._lines: dict[str, deque[asyncio.Future[None]]] = {}
-        self._busy = False
-
-    async def acquire(self, caller: str) -> None:
-        if not self._busy:
-            self._busy = True
-            return
-        turn = asyncio.get_running_loop().create_future()
-        self._lines.setdefault(caller, deque()).append(turn)
-        try:
-            await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self.release()  # the turn came as it was cancelled: pass it on
-            elif turn in (line := self._lines.get(caller, deque())):
-                line.remove(turn)
-                if not line:
-                    del self._lines[caller]
-            raise
-
-    def release(self) -> None:
-        while self._lines:
-            caller = next(iter(self._lines))
-            line = self._lines.pop(caller)
-            turn = line.popleft()
-            if line:
-                self._lines[caller] = line  # its next search waits for the others' turns
-            if not turn.done():
-                turn.set_result(None)
-                return
-        self._busy = False
 
 
 class SearchService:
