@@ -192,7 +192,7 @@ class SearchService:
         self._turn = FairTurns()
         self._pending = 0  # holding or waiting for the turn
         self._by_caller: Counter[str] = Counter()  # the same, per caller
-        self._seconds = 0.0  # moving average of one search
+        self._seconds: dict[str, float] = {}  # moving average of one search, per caller
         self.computed = self.abandoned = self.refused = 0
         self._searcher: Searcher | None = None
         self._manifest: ManifestStore | None = None
@@ -233,7 +233,7 @@ class SearchService:
         """The response's JSON; None when the client left before its turn. 503 when full, or
         when `caller` (an API key) holds its share or about a second's work of its own."""
         mine, settings = self._by_caller[caller], self._settings
-        backlog = mine * self._seconds
+        backlog = mine * self._seconds.get(caller, 0.0)  # its own searches' cost, not others'
         if (self._pending >= settings.search_max_pending or backlog > MAX_QUEUE_SECONDS
                 or mine >= settings.search_max_pending_per_key):
             self.refused += 1
@@ -252,7 +252,8 @@ class SearchService:
             finally:
                 self._turn.release()
             took = time.perf_counter() - started
-            self._seconds = 0.8 * self._seconds + 0.2 * took if self._seconds else took
+            last = self._seconds.get(caller)
+            self._seconds[caller] = 0.8 * last + 0.2 * took if last else took
             self.computed += 1
             return body
         finally:
