@@ -152,3 +152,53 @@ def test_7_one_key_flooding_with_long_queries_never_refuses_another(site: Settin
     assert flood_seconds and any(s == 503 for s, _ in flooded)
     assert max(t for _, t in others) < 2 * max(flood_seconds) + 1
 
+
+# ---- 10. a hostile query adapter file ------------------------------------------------------------
+
+def npy(array: object = None, *, lying_shape: tuple[int, ...] | None = None) -> bytes:
+    """An .npy member: an array as numpy writes it, or a header that declares `lying_shape`
+    of float32 with a few bytes behind it."""
+    import io
+
+    import numpy as np
+
+    out = io.BytesIO()
+    if lying_shape is None:
+        np.save(out, array, allow_pickle=False)
+        return out.getvalue()
+    np.lib.format.write_array_header_1_0(
+        out, {"descr": "<f4", "fortran_order": False, "shape": lying_shape})
+    return out.getvalue() + b"\0" * 64
+
+
+@pytest.mark.parametrize("kind", ["huge declared shape", "structured dtype", "huge values"])
+def test_10_a_hostile_adapter_file_leaves_search_as_it_was(site: Settings, kind: str) -> None:
+    import zipfile
+
+    import numpy as np
+
+    from ingest.search import Searcher
+    from ingest.search.adapter import ADAPTER_FILE
+
+    def ask() -> list[tuple[str, float]]:
+        with Searcher(site) as searcher:
+            found = searcher.search(QUERY, tenant_id="default", groups=["all-staff"],
+                                    as_of=date.today(), k=5)
+        return [(r.chunk_id, round(r.score, 6)) for r in found.results]
+
+    before = ask()
+    model = np.array(site.embedding_model)
+    fine = np.zeros((512, 8), np.float32)
+    members = {
+        "huge declared shape": {"down": npy(lying_shape=(512, 2**40)),
+                                "up": npy(lying_shape=(512, 2**40))},
+        "structured dtype": {"down": npy(np.zeros((512, 8), [("a", "<f4"), ("b", "<f4")])),
+                             "up": npy(fine)},
+        "huge values": {"down": npy(np.full((512, 8), 3e38, np.float32)),
+                        "up": npy(np.full((512, 8), -3e38, np.float32))},
+    }[kind]
+    with zipfile.ZipFile(site.data_dir / ADAPTER_FILE, "w") as archive:
+        archive.writestr("model.npy", npy(model))
+        for name, data in members.items():
+            archive.writestr(f"{name}.npy", data)
+    assert before and ask() == before
