@@ -105,17 +105,29 @@ def load_keys(path: Path) -> dict[str, Grant]:
 
 
 def _parse(path: Path, text: str) -> object:
+    """The file's mapping; a key given twice is refused (YAML and JSON keep the last one
+    silently, and a forgotten old entry would decide what a key reads)."""
     if path.suffix in (".yaml", ".yml"):
-        import yaml
+        from ingest.parse.names import parse_yaml
 
         try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise KeysFileError(f"API keys file {path} does not parse: {exc}") from None
+            return parse_yaml(text.encode("utf-8"), str(path))
+        except ValueError as exc:  # the reason, never the key it names
+            reason = "a key is given twice" if "given twice" in str(exc) else str(exc)
+            raise KeysFileError(f"API keys file {path} does not parse: {reason}") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique)
     except ValueError as exc:
         raise KeysFileError(f"API keys file {path} does not parse: {exc}") from None
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key[:4]}… is given twice (only one may hold)")
+        found[key] = value
+    return found
 
 
 class KeyRing:

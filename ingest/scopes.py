@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ingest.config import Settings
-from ingest.parse.metadata import identifier_problem, parse_yaml
+from ingest.parse.names import identifier_problem, parse_yaml
 
 MAX_PARENTS_BYTES = 1024 * 1024
 # When a parent's and a child's documents conflict: the child's (narrower scope) wins, or the

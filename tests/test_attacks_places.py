@@ -255,3 +255,34 @@ def test_6_an_acl_over_the_cap_fails_its_files_with_the_reason(tmp_path: Path) -
     assert set(reasons) == {f"p{n}.md" for n in range(5)}
     assert all("lists 2000 groups, over the 256" in r for r in reasons.values())
     assert len(records(settings)["ok@1"][2]) == 256
+
+
+# ---- 10. duplicate keys are refused, never last-wins ------------------------------------------
+
+def test_10_a_key_given_twice_is_refused_in_every_configuration_file(tmp_path: Path) -> None:
+    from flows.api import KeysFileError, load_keys
+    from ingest.parse import read_meta
+    from ingest.scopes import TenantTree, TenantTreeError
+
+    (tmp_path / "leave.md").write_text(POLICY, encoding="utf-8")
+    (tmp_path / "leave.md.meta.yaml").write_text("acl: [board]\ntitle: 休假\nacl: [all-staff]\n",
+                                                 encoding="utf-8")
+    with pytest.raises(ValueError, match="'acl' is given twice"):
+        read_meta(tmp_path / "leave.md", tmp_path, "default", ["all-staff"])
+    (tmp_path / "leave.md.meta.yaml").unlink()
+    (tmp_path / "_meta.yaml").write_text("tenant_id: sub-a\ntenant_id: default\n",
+                                         encoding="utf-8")
+    with pytest.raises(ValueError, match="'tenant_id' is given twice"):
+        read_meta(tmp_path / "leave.md", tmp_path, "default", ["all-staff"])
+    parents = tmp_path / "parents.yaml"
+    parents.write_text("sub-a: default\nsub-b: default\nsub-a: sub-b\n", encoding="utf-8")
+    with pytest.raises(TenantTreeError, match="'sub-a' is given twice"):
+        TenantTree.load(Settings(data_dir=tmp_path / "data", tenant_parents=parents))
+    key = "k" * 20
+    for name, text in (("keys.yaml", f"{key}: {{tenant: a, groups: [x]}}\n"
+                                     f"{key}: {{tenant: default, groups: [board]}}\n"),
+                       ("keys.json", f'{{"{key}": {{"tenant": "a", "groups": ["x"]}}, '
+                                     f'"{key}": {{"tenant": "default", "groups": ["x"]}}}}')):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        with pytest.raises(KeysFileError, match="given twice"):
+            load_keys(tmp_path / name)

@@ -14,13 +14,8 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingest.parse.metadata import (
-    MAX_SIDECAR_BYTES,
-    DeclaredMeta,
-    FolderDefaults,
-    parse_yaml,
-    validated,
-)
+from ingest.parse.metadata import MAX_SIDECAR_BYTES, DeclaredMeta, FolderDefaults, validated
+from ingest.parse.names import parse_yaml
 from ingest.parse.opening import read_checked
 
 if TYPE_CHECKING:

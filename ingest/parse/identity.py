@@ -50,7 +50,8 @@ from ingest.parse.identity_text import (
     split_title,
     title_match,
 )
-from ingest.parse.metadata import TENANT_SEPARATOR, read_sidecar
+from ingest.parse.metadata import read_sidecar
+from ingest.parse.names import TENANT_SEPARATOR
 
 if TYPE_CHECKING:  # the manifest imports the parsers' models; only its type is needed here
     from ingest.manifest import ManifestStore

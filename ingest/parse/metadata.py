@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -20,25 +19,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import xxhash
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ingest.config import AUTHORITY_LEVELS
 from ingest.models import Block, BlockKind, DocumentMeta
+from ingest.parse.names import (
+    MAX_ID_CHARS,
+    TENANT_SEPARATOR,
+    has_invisible_chars,
+    identifier_problem,
+    parse_yaml,
+)
 from ingest.parse.opening import read_checked
 from ingest.parse.roots import has_control_chars
 from ingest.text import numbered_heading_level
 
-if TYPE_CHECKING:  # ingest.scopes reads its file with this module's YAML rules
+if TYPE_CHECKING:
     from ingest.scopes import TenantTree
 
 SIDECAR_SUFFIX = ".meta.yaml"
 MAX_SIDECAR_BYTES = 1024 * 1024
-MAX_ID_CHARS = 128  # the vector store keeps tenant and group names up to 128 characters
 # Every chunk carries its ACL into every store and every search filters on it: 16,000 groups
 # over 5 files took 1.3 GB at ingest and slowed every tenant's search fivefold.
 MAX_ACL_GROUPS = 256
-TENANT_SEPARATOR = ":"  # a doc id of a tenant other than the default is "<tenant>:<doc id>"
 # Business dates outside these are typing mistakes, and dates near date.min/max overflow when
 # a version's end is computed from the next one's start.
 EARLIEST_DATE, LATEST_DATE = date(1900, 1, 1), date(9998, 12, 31)
@@ -147,49 +150,6 @@ class Sidecar(DeclaredMeta):
         if value is not None and (problem := identifier_problem(value)):
             raise ValueError(problem)
         return value
-
-
-def identifier_problem(value: str) -> str | None:
-    """Why `value` cannot be a doc id, version or tenant name (None: it can). Identifiers go
-    into store filters and keys, and a tenant's name scopes its doc ids ("<tenant>:<doc id>")."""
-    if has_control_chars(value):
-        return "must not contain control characters or line breaks"
-    if not value.strip() or value != value.strip():
-        return "must not be empty or start or end with spaces"
-    if len(value) > MAX_ID_CHARS:
-        return f"must be at most {MAX_ID_CHARS} characters"
-    if "@" in value:  # version keys are doc_id@version: one "@" only
-        return "must not contain '@'"
-    if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
-        return f"must not contain {TENANT_SEPARATOR!r}"
-    if has_invisible_chars(value):
-        return "must not contain invisible or direction-changing characters"
-    return None
-
-
-def has_invisible_chars(text: str) -> bool:
-    """Zero-width and bidirectional controls (Unicode format characters): an id that holds one
-    looks like another id on screen while it is a different key."""
-    return any(unicodedata.category(c) == "Cf" for c in text)
-
-
-class PlainLoader(yaml.SafeLoader):
-    """YAML without numbers: `version: 1.10` stays "1.10" (a float would make it 1.1) and
-    `version: 010` stays "010" (YAML 1.1 reads it as octal 8). Dates stay dates."""
-
-
-PlainLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-
-
-def parse_yaml(raw: bytes, name: str) -> object:
-    """Safe YAML (no objects, no numbers) from UTF-8 bytes; ValueError naming the file."""
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=PlainLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{name} is not valid YAML: {exc}") from exc
 
 
 def validated(model: type[M], data: object, name: str) -> M:
