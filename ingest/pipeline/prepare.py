@@ -128,10 +128,11 @@ def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Pat
     """The file read, if it must be parsed; None when it is unchanged, a copy, deleted or bad
     (a bad file fails alone, with its reason). Its place comes from `places` (the run's),
     else from the manifest."""
-    where = (places or Places(ctx.manifest)).of(path, folder)
-    root, settings = where.root, ctx.settings
+    root, settings = folder.resolve(), ctx.settings
     item: Prepared | None = None
     try:
+        where = (places or Places(ctx.manifest)).of(path, folder)
+        root = where.root
         with ctx.clock.stage("parse"):
             meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
                                    document_roots=settings.document_roots,
