@@ -10,8 +10,10 @@ manifest, and the index is reopened when a rebuild or rollback switches the serv
 so new versions and generations are served without a restart.
 
 Load: searches run one at a time. The API holds settings.search_max_pending of them (running or
-waiting) and no more than about MAX_QUEUE_SECONDS of work; beyond that a request gets 503 with
-Retry-After at once, instead of waiting behind everyone. A request whose client hangs up while
+waiting), settings.search_max_pending_per_key of one key's, and no more than about
+MAX_QUEUE_SECONDS of one key's work; beyond that a request gets 503 with Retry-After at once,
+instead of waiting behind everyone. Keys take turns (FairTurns): a key with many searches
+waiting delays another key's by at most one of its own. A request whose client hangs up while
 it waits leaves the queue (checked every 0.1 s) and is not computed. Bodies over MAX_BODY_BYTES
 get 413 before they are read; `as_of` is a calendar date, YYYY-MM-DD, and nothing else (no
 Unix times).
@@ -27,6 +29,7 @@ locks every caller out (503) until it is fixed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import logging
@@ -34,6 +37,7 @@ import math
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -49,6 +53,7 @@ from flows.console import console_router
 from flows.dify import dify_router
 from flows.serving import NO_DOCS, read_capped, server_config
 from flows.tls import share_tls_context
+from flows.turns import FairTurns
 from flows.warm import task_trigger
 from flows.webhook import create_app, manifest_tracker
 from ingest.config import Settings
@@ -102,17 +107,29 @@ def load_keys(path: Path) -> dict[str, Grant]:
 
 
 def _parse(path: Path, text: str) -> object:
+    """The file's mapping; a key given twice is refused (YAML and JSON keep the last one
+    silently, and a forgotten old entry would decide what a key reads)."""
     if path.suffix in (".yaml", ".yml"):
-        import yaml
+        from ingest.parse.names import parse_yaml
 
         try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise KeysFileError(f"API keys file {path} does not parse: {exc}") from None
+            return parse_yaml(text.encode("utf-8"), str(path))
+        except ValueError as exc:  # the reason, never the key it names
+            reason = "a key is given twice" if "given twice" in str(exc) else str(exc)
+            raise KeysFileError(f"API keys file {path} does not parse: {reason}") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique)
     except ValueError as exc:
         raise KeysFileError(f"API keys file {path} does not parse: {exc}") from None
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"key {key[:4]}… is given twice (only one may hold)")
+        found[key] = value
+    return found
 
 
 class KeyRing:
@@ -186,9 +203,10 @@ class SearchService:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-search")
-        self._turn = asyncio.Lock()  # FIFO: the request that came first searches first
+        self._turn = FairTurns()
         self._pending = 0  # holding or waiting for the turn
-        self._seconds = 0.0  # moving average of one search
+        self._by_caller: Counter[str] = Counter()  # the same, per caller
+        self._seconds: dict[str, float] = {}  # moving average of one search, per caller
         self.computed = self.abandoned = self.refused = 0
         self._searcher: Searcher | None = None
         self._manifest: ManifestStore | None = None
@@ -205,8 +223,10 @@ class SearchService:
         if self._searcher is None or generation != self._generation:
             if self._searcher is not None:
                 self._searcher.close()
+                self._searcher = None  # a broken parents file fails the next one: no stale one
             self._searcher, self._generation = Searcher(self._settings), generation
         self._searcher.refresh_adapter()  # `kbflow tune` kept a new one, or removed it
+        self._searcher.refresh_scopes()  # the tenant parents file changed: TenantTreeError
         return self._searcher
 
     def _search(self, query: str, tenant: str, groups: list[str], as_of: date, k: int) -> str:
@@ -223,16 +243,20 @@ class SearchService:
         searcher.search("warm", tenant_id="", groups=["-"], as_of=date.today(), k=1)
 
     async def search(self, request: Request, query: str, tenant: str, groups: list[str],
-                     as_of: date, k: int) -> str | None:
-        """The response's JSON; None when the client left before its turn. 503 when full."""
-        backlog = self._pending * self._seconds
-        if self._pending >= self._settings.search_max_pending or backlog > MAX_QUEUE_SECONDS:
+                     as_of: date, k: int, caller: str = "") -> str | None:
+        """The response's JSON; None when the client left before its turn. 503 when full, or
+        when `caller` (an API key) holds its share or about a second's work of its own."""
+        mine, settings = self._by_caller[caller], self._settings
+        backlog = mine * self._seconds.get(caller, 0.0)  # its own searches' cost, not others'
+        if (self._pending >= settings.search_max_pending or backlog > MAX_QUEUE_SECONDS
+                or mine >= settings.search_max_pending_per_key):
             self.refused += 1
             raise HTTPException(503, "too many searches waiting; retry shortly",
                                 headers={"Retry-After": str(max(1, math.ceil(backlog)))})
         self._pending += 1
+        self._by_caller[caller] += 1
         try:
-            if not await self._take_turn(request):
+            if not await self._take_turn(request, caller):
                 self.abandoned += 1
                 return None
             try:
@@ -242,22 +266,26 @@ class SearchService:
             finally:
                 self._turn.release()
             took = time.perf_counter() - started
-            self._seconds = 0.8 * self._seconds + 0.2 * took if self._seconds else took
+            last = self._seconds.get(caller)
+            self._seconds[caller] = 0.8 * last + 0.2 * took if last else took
             self.computed += 1
             return body
         finally:
             self._pending -= 1
+            self._by_caller[caller] -= 1
+            if not self._by_caller[caller]:
+                del self._by_caller[caller]
 
     @property
     def pending(self) -> int:
         """Searches running or waiting their turn."""
         return self._pending
 
-    async def _take_turn(self, request: Request) -> bool:
+    async def _take_turn(self, request: Request, caller: str) -> bool:
         """Wait for the turn while the client is still there: a client that hangs up leaves
         the queue within DISCONNECT_POLL_SECONDS (so it neither holds a place nor counts in the
         backlog that refuses others). False, holding nothing, when it left."""
-        turn = asyncio.ensure_future(self._turn.acquire())
+        turn = asyncio.ensure_future(self._turn.acquire(caller))
         while True:
             done, _ = await asyncio.wait({turn}, timeout=DISCONNECT_POLL_SECONDS)
             if done:
@@ -266,7 +294,7 @@ class SearchService:
                     return False
                 return True
             if await request.is_disconnected():
-                turn.cancel()  # a cancelled Lock waiter takes no turn
+                turn.cancel()  # a cancelled waiter takes no turn
                 try:
                     await turn
                 except asyncio.CancelledError:
@@ -300,9 +328,17 @@ def search_router(settings: Settings, service: SearchService) -> APIRouter:
     router = APIRouter(lifespan=lifespan)
 
     async def answer(http: Request, request: SearchRequest, grant: Grant) -> Response:
+        from ingest.scopes import TenantTreeError
+
         tenant, groups = scope(grant, request.tenant, request.groups)
-        body = await service.search(http, request.query, tenant, groups,
-                                    request.as_of or date.today(), request.k)
+        token = http.headers.get("authorization", "").partition(" ")[2].strip()
+        caller = hashlib.sha256(token.encode()).hexdigest()  # the key, as KeyRing matched it
+        try:
+            body = await service.search(http, request.query, tenant, groups,
+                                        request.as_of or date.today(), request.k, caller)
+        except TenantTreeError as exc:  # searched with no tree rather than a stale one
+            log.error("%s: every search is refused until it is fixed", exc)
+            raise HTTPException(503, "the tenant parents configuration is invalid") from None
         if body is None:  # nobody is listening
             return Response(status_code=499)
         return JSONResponse(json.loads(body))

@@ -31,6 +31,8 @@ from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ParsedDocument, State, StoreRole
 from ingest.parse import ParsePool, walk
+from ingest.parse.folder_meta import FOLDER_META_NAME
+from ingest.parse.metadata import SIDECAR_SUFFIX
 from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.pipeline import Failure, IngestSummary, Planned, Prepared, RunContext, run_pipeline
 from ingest.pipeline.context import Steps, Warm
@@ -179,6 +181,11 @@ def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[
     tracks)."""
     with ManifestStore(settings.manifest) as manifest:
         changed_paths, refused = _within_roots(changed, settings)
+        deleted_paths, refused_deletes = _within_roots(deleted, settings)
+        changed_paths += [described_by(p) for p in changed_paths + deleted_paths
+                          if is_metadata(p.name) and described_by(p).exists()]
+        changed_paths = [p for p in changed_paths if not is_metadata(p.name)]
+        deleted_paths = [p for p in deleted_paths if not is_metadata(p.name)]
         candidates = {path: path.parent for path in changed_paths if not path.is_dir()}
         gone: list[str] = []
         for folder in (path for path in changed_paths if path.is_dir()):
@@ -189,7 +196,6 @@ def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[
         roots = {r.source_path: Path(r.source_root) for r in manifest.documents(
             source_paths=[str(p) for p in candidates]) if r.source_root}
         files = [(path, roots.get(str(path), root)) for path, root in candidates.items()]
-        deleted_paths, refused_deletes = _within_roots(deleted, settings)
         ctx = run_context(settings, manifest, refused + refused_deletes)
         ctx.warm, ctx.run_id, ctx.steps = warm, run_id or ctx.run_id, steps or ctx.steps
         return ingest_files(ctx, "incremental", files, [str(p) for p in deleted_paths] + gone)
@@ -244,6 +250,19 @@ def _within_roots(names: Sequence[str], settings: Settings) -> tuple[list[Path],
         except OutsideRoots as exc:
             refused.append(Failure.refused("source", str(exc), name))
     return paths, refused
+
+
+def described_by(path: Path) -> Path:
+    """What a metadata file describes: a sidecar its document, a folder's `_meta.yaml` its
+    folder. A webhook event for one re-ingests that document, or re-scans that folder, so an
+    ACL or tenant change serves at once instead of after the next full scan."""
+    if path.name == FOLDER_META_NAME:
+        return path.parent
+    return path.with_name(path.name.removesuffix(SIDECAR_SUFFIX))
+
+
+def is_metadata(name: str) -> bool:
+    return name == FOLDER_META_NAME or name.endswith(SIDECAR_SUFFIX)
 
 
 def _lift_tombstones(ctx: RunContext, records: Sequence[DocumentRecord]

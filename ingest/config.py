@@ -164,6 +164,9 @@ class Settings(BaseSettings):
     search_max_pending: int = Field(16, ge=1, description="searches the API holds (running or "
                                     "waiting their turn); more, or more than about a second's "
                                     "worth, get 503 with Retry-After")
+    search_max_pending_per_key: int = Field(4, ge=1, description="of those, what one API key "
+                                            "may hold: a key flooding the API is refused, "
+                                            "never the others")
 
     @field_validator("authority_levels", mode="before")
     @classmethod

@@ -104,6 +104,7 @@ class DocumentMeta(BaseModel):
     effective_to: date | None = None
     file_hash: str
     identity: DocumentIdentity | None = None  # set for documents without sidecar ids
+    warnings: list[str] = Field(default_factory=list)  # optional metadata fields dropped
 
 
 class Block(BaseModel):
@@ -144,6 +145,7 @@ class ParseReport(BaseModel):
     chars_skipped: int = 0  # characters of those parts
     title_source: str = ""  # where the title came from: sidecar, metadata, heading, first line …
     turned_pages: list[int] = Field(default_factory=list)  # scans read after turning upright
+    warnings: list[str] = Field(default_factory=list)  # metadata fields ignored, with why
     parse_error: str | None = None
     seconds: float = 0.0
 

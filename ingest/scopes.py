@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ingest.config import Settings
-from ingest.parse.metadata import identifier_problem, parse_yaml
+from ingest.parse.names import identifier_problem, parse_yaml
 
 MAX_PARENTS_BYTES = 1024 * 1024
 # When a parent's and a child's documents conflict: the child's (narrower scope) wins, or the
@@ -84,6 +84,16 @@ class TenantTree:
         """Whether `tenant` is `scope` or one of its descendants: a narrower or equal scope,
         one a reader of `scope`'s siblings and ancestors never sees."""
         return scope in self.visible(tenant)
+
+
+def file_stamp(path: Path | None) -> tuple[int, int] | None:
+    """A file's modification time and size (None when absent or unset): what a long-lived
+    reader compares to notice that a configuration file changed."""
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if stat else None
 
 
 def _read(path: Path) -> object:

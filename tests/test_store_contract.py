@@ -500,6 +500,10 @@ def test_graph_paths_filter_visibility_inside_the_query(graph_store) -> None:
     # A hidden relation also ends a walk: Y → Z is another tenant's, so Z is never reached.
     assert "Z" not in {n.name for p in graph_store.paths(["X"], flt(), hops=3) for n in p.nodes}
     assert {n.name for n in graph_store.entities(["t2"])} == {"other_tenant", "X", "Y", "Z"}
+    # A reader links its query only against the entities of the relations it may see.
+    assert {n.name for n in graph_store.entities(["t1"], flt())} == {"visible", "X", "Y"}
+    assert {n.name for n in graph_store.entities(["t1"], flt(groups=["finance"]))} == {
+        "other_group", "X"}
 
 
 def test_graph_relations_follow_their_chunks_visibility(graph_store) -> None:

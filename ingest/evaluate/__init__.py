@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field, model_validator
 
 from ingest.config import Settings
-from ingest.parse.metadata import TENANT_SEPARATOR
+from ingest.parse.names import TENANT_SEPARATOR
 
 if TYPE_CHECKING:  # the search stack (model, stores) is imported when a search runs
     from ingest.search import Searcher, SearchOptions

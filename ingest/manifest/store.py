@@ -307,6 +307,16 @@ class ManifestStore:
         unique = {(r.doc_id, r.version_id): r for r in found}
         return [unique[key] for key in sorted(unique)]
 
+    def source_roots(self) -> list[str]:
+        """The folders this generation's documents were ingested from (their doc ids derive
+        from them, and their folders' metadata applies from them down)."""
+        if self.generation is None:
+            return []
+        rows = self._db.execute(
+            "SELECT DISTINCT source_root FROM documents WHERE generation=? "
+            "AND source_root IS NOT NULL ORDER BY 1", (self.generation,))
+        return [row[0] for row in rows]
+
     def _select(self, sql: str, params: Sequence[object]) -> list[DocumentRecord]:
         rows = self._db.execute(sql + " ORDER BY doc_id, version_id", params)
         return [_record(r) for r in rows]

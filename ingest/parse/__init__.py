@@ -12,7 +12,7 @@ import importlib
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,12 +141,16 @@ def _resolves_under(path: Path, base: Path) -> bool:
 def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str], *,
               document_roots: Sequence[Path] = (), max_file_mb: float = 100.0,
               authority_levels: Sequence[str] = AUTHORITY_LEVELS,
-              scopes: TenantTree | None = None) -> tuple[DocumentMeta, bytes]:
+              scopes: TenantTree | None = None, folders_from: Path | None = None,
+              published: Collection[str] = (),
+              shared_stem: bool = False) -> tuple[DocumentMeta, bytes]:
     """The file's metadata and bytes, read once from a descriptor checked to be a regular file
     inside `root` (and inside the document roots, when they are configured) and within the size
     limit; RefusedFile with the reason otherwise (see ingest.parse.opening). Folder metadata
-    files apply from the document root holding the file (else from `root`) down: where a file
-    lies decides its defaults, not which folder a run was given."""
+    files apply from the document root holding the file (else from `folders_from`, else from
+    `root`) down: where a file lies decides its defaults, not which folder a run was given.
+    `published` and `shared_stem` decide a doc id the sidecar leaves open (see
+    ingest.parse.metadata.file_doc_id)."""
     if _is_metadata(path.name):
         raise RefusedFile(f"{path.name} is metadata (sidecar or folder file), not a document")
     real_root = root.resolve()
@@ -155,10 +159,11 @@ def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str
     data = read_checked(path, allowed, int(max_file_mb * 1024 * 1024), hidden_below=roots)
     real = path.resolve()
     top = min((r for r in roots if real.is_relative_to(r)), key=lambda r: len(r.parts),
-              default=real_root)
+              default=(folders_from or real_root).resolve())
     folder = folder_defaults(path, top, scopes)
     return base_meta(path, root, data, default_tenant, default_acl, folder=folder,
-                     authority_levels=authority_levels, scopes=scopes), data
+                     authority_levels=authority_levels, scopes=scopes, published=published,
+                     shared_stem=shared_stem), data
 
 
 def readable_folders(root: Path, roots: Sequence[Path]) -> list[Path]:
@@ -227,6 +232,7 @@ def parse_document(meta: DocumentMeta, data: bytes,
         skipped=dict(result.skipped),
         title_source=title_source,
         turned_pages=result.turned_pages,
+        warnings=meta.warnings,
         seconds=round(time.perf_counter() - started, 3),
     )
     return ParsedDocument(meta=meta, blocks=blocks, parser_version=PARSER_VERSION,

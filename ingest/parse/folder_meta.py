@@ -10,17 +10,12 @@ only) and is never a document itself.
 
 from __future__ import annotations
 
-import os
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ingest.parse.metadata import (
-    MAX_SIDECAR_BYTES,
-    DeclaredMeta,
-    FolderDefaults,
-    parse_yaml,
-    validated,
-)
+from ingest.parse.metadata import MAX_SIDECAR_BYTES, DeclaredMeta, FolderDefaults, validated
+from ingest.parse.names import parse_yaml
 from ingest.parse.opening import read_checked
 
 if TYPE_CHECKING:
@@ -31,17 +26,33 @@ FOLDER_META_NAME = "_meta.yaml"
 
 def read_folder_meta(folder: Path) -> DeclaredMeta | None:
     """The folder's own `_meta.yaml`, None when it has none; ValueError with the reason when
-    it is unreadable or declares something it may not."""
+    it is unreadable or declares something it may not. A file is read and checked once while
+    it stays the same (same inode, size and time), not once per file below it."""
     path = folder / FOLDER_META_NAME
-    if not os.path.lexists(path):
+    try:
+        stat = path.lstat()
+    except FileNotFoundError:
         return None
-    raw = read_checked(path, [folder.resolve()], MAX_SIDECAR_BYTES, what="folder metadata")
-    name = str(path)
-    data = parse_yaml(raw, name)
-    if data is None:
-        raise ValueError(f"{name} is empty: declare at least one of "
-                         f"{', '.join(DeclaredMeta.model_fields)}, or remove it")
-    return validated(DeclaredMeta, data, name)
+    outcome = _checked(path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    if isinstance(outcome, str):
+        raise ValueError(outcome)
+    return outcome
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked(path: Path, _stamp: tuple[int, int, int]) -> DeclaredMeta | str:
+    """The file's declarations, or why it cannot be used (kept too: a bad file is refused for
+    every file below it without being parsed again)."""
+    try:
+        raw = read_checked(path, [path.parent.resolve()], MAX_SIDECAR_BYTES,
+                           what="folder metadata")
+        data = parse_yaml(raw, str(path))
+        if data is None:
+            raise ValueError(f"{path} is empty: declare at least one of "
+                             f"{', '.join(DeclaredMeta.model_fields)}, or remove it")
+        return validated(DeclaredMeta, data, str(path))
+    except ValueError as exc:
+        return str(exc)
 
 
 def folder_defaults(path: Path, top: Path, scopes: TenantTree | None = None) -> FolderDefaults:

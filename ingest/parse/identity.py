@@ -50,7 +50,8 @@ from ingest.parse.identity_text import (
     split_title,
     title_match,
 )
-from ingest.parse.metadata import TENANT_SEPARATOR, read_sidecar
+from ingest.parse.metadata import read_sidecar
+from ingest.parse.names import TENANT_SEPARATOR
 
 if TYPE_CHECKING:  # the manifest imports the parsers' models; only its type is needed here
     from ingest.manifest import ManifestStore
@@ -396,7 +397,7 @@ def _inferable(doc: ParsedDocument) -> bool:
     """No sidecar names the doc id or version: inference may decide them. A sidecar that became
     unreadable since it was read keeps the document out of inference."""
     try:
-        sidecar, _ = read_sidecar(Path(doc.meta.source_path))
+        sidecar, _, _ = read_sidecar(Path(doc.meta.source_path))
     except (OSError, ValueError):
         return False
     return not (sidecar.doc_id or sidecar.version)

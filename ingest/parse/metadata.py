@@ -12,35 +12,47 @@ from __future__ import annotations
 import json
 import os
 import re
-import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import xxhash
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ingest.config import AUTHORITY_LEVELS
 from ingest.models import Block, BlockKind, DocumentMeta
+from ingest.parse.names import (
+    MAX_ID_CHARS,
+    TENANT_SEPARATOR,
+    has_invisible_chars,
+    identifier_problem,
+    parse_yaml,
+)
 from ingest.parse.opening import read_checked
 from ingest.parse.roots import has_control_chars
 from ingest.text import numbered_heading_level
 
-if TYPE_CHECKING:  # ingest.scopes reads its file with this module's YAML rules
+if TYPE_CHECKING:
     from ingest.scopes import TenantTree
 
 SIDECAR_SUFFIX = ".meta.yaml"
 MAX_SIDECAR_BYTES = 1024 * 1024
-MAX_ID_CHARS = 128  # the vector store keeps tenant and group names up to 128 characters
-TENANT_SEPARATOR = ":"  # a doc id of a tenant other than the default is "<tenant>:<doc id>"
+# Every chunk carries its ACL into every store and every search filters on it: 16,000 groups
+# over 5 files took 1.3 GB at ingest and slowed every tenant's search fivefold.
+MAX_ACL_GROUPS = 256
 # Business dates outside these are typing mistakes, and dates near date.min/max overflow when
 # a version's end is computed from the next one's start.
 EARLIEST_DATE, LATEST_DATE = date(1900, 1, 1), date(9998, 12, 31)
-# A source URI is shown to readers as a link: only schemes that name a place, never script.
-URI_SCHEMES = frozenset({"http", "https", "file", "s3", "gs", "smb", "sftp", "ftp"})
+# A source URI is any well-formed one (companies name places `intranet://`, `notes://`,
+# `dms://` …), kept as text; only schemes that run or embed content where a link is shown are
+# refused.
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+UNSAFE_SCHEMES = frozenset({"javascript", "data", "vbscript"})
+# Sidecar fields that neither identify a document nor govern who reads it or when: a bad one
+# is dropped with a warning in the parse report, and the document goes on.
+OPTIONAL_FIELDS = frozenset({"title", "source_uri"})
 _CN_DATE = re.compile(
     r"(?:生效日期|施行日期|实施日期)\s*[:：]?\s*(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日"
 )
@@ -82,6 +94,9 @@ class DeclaredMeta(BaseModel):
         if not value:
             raise ValueError("is empty: list at least one group (an empty ACL never means "
                              "all staff; leave acl out to get the default)")
+        if len(value) > MAX_ACL_GROUPS:
+            raise ValueError(f"lists {len(value)} groups, over the {MAX_ACL_GROUPS} an ACL may "
+                             "hold: grant a group that holds these readers instead")
         for group in value:
             if (not group.strip() or has_control_chars(group) or has_invisible_chars(group)
                     or len(group) > MAX_ID_CHARS):
@@ -120,9 +135,13 @@ class Sidecar(DeclaredMeta):
     @field_validator("source_uri")
     @classmethod
     def _place(cls, value: str | None) -> str | None:
-        scheme = value.split(":", 1)[0].strip().lower() if value and ":" in value else ""
-        if value is not None and scheme not in URI_SCHEMES:
-            raise ValueError(f"must be a URI with one of the schemes {sorted(URI_SCHEMES)}")
+        if value is None:
+            return value
+        scheme = URI_SCHEME.match(value.strip())
+        if scheme is None:
+            raise ValueError("must be a URI: a scheme, ':' and a place (intranet://policy/7)")
+        if (name := scheme.group()[:-1].lower()) in UNSAFE_SCHEMES:
+            raise ValueError(f"scheme {name!r} runs or embeds content where a link is shown")
         return value
 
     @field_validator("doc_id", "version")
@@ -133,49 +152,6 @@ class Sidecar(DeclaredMeta):
         return value
 
 
-def identifier_problem(value: str) -> str | None:
-    """Why `value` cannot be a doc id, version or tenant name (None: it can). Identifiers go
-    into store filters and keys, and a tenant's name scopes its doc ids ("<tenant>:<doc id>")."""
-    if has_control_chars(value):
-        return "must not contain control characters or line breaks"
-    if not value.strip() or value != value.strip():
-        return "must not be empty or start or end with spaces"
-    if len(value) > MAX_ID_CHARS:
-        return f"must be at most {MAX_ID_CHARS} characters"
-    if "@" in value:  # version keys are doc_id@version: one "@" only
-        return "must not contain '@'"
-    if TENANT_SEPARATOR in value:  # scopes a doc id by its tenant
-        return f"must not contain {TENANT_SEPARATOR!r}"
-    if has_invisible_chars(value):
-        return "must not contain invisible or direction-changing characters"
-    return None
-
-
-def has_invisible_chars(text: str) -> bool:
-    """Zero-width and bidirectional controls (Unicode format characters): an id that holds one
-    looks like another id on screen while it is a different key."""
-    return any(unicodedata.category(c) == "Cf" for c in text)
-
-
-class PlainLoader(yaml.SafeLoader):
-    """YAML without numbers: `version: 1.10` stays "1.10" (a float would make it 1.1) and
-    `version: 010` stays "010" (YAML 1.1 reads it as octal 8). Dates stay dates."""
-
-
-PlainLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-
-
-def parse_yaml(raw: bytes, name: str) -> object:
-    """Safe YAML (no objects, no numbers) from UTF-8 bytes; ValueError naming the file."""
-    try:
-        return yaml.load(raw.decode("utf-8"), Loader=PlainLoader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{name} is not valid YAML: {exc}") from exc
-
-
 def validated(model: type[M], data: object, name: str) -> M:
     """`data` as `model`, or ValueError naming the file and every problem."""
     if not isinstance(data, dict):
@@ -183,31 +159,63 @@ def validated(model: type[M], data: object, name: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'metadata'}: "
-                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
-        raise ValueError(f"{name}: {problems}") from None
+        raise ValueError(f"{name}: {_problems(exc)}") from None
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'metadata'}: "
+                     f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
 
 
 def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def read_sidecar(path: Path) -> tuple[Sidecar, bytes]:
-    """The parsed sidecar and its raw bytes (part of the version's fingerprint). It is read as
-    documents are (ingest.parse.opening): a regular file beside its document, never through a
-    link, at most MAX_SIDECAR_BYTES; anything else is refused, its content never shown."""
+def read_sidecar(path: Path) -> tuple[Sidecar, bytes, list[str]]:
+    """The parsed sidecar, its raw bytes (part of the version's fingerprint) and the warnings
+    about the optional fields it dropped. It is read as documents are (ingest.parse.opening):
+    a regular file beside its document, never through a link, at most MAX_SIDECAR_BYTES;
+    anything else is refused, its content never shown."""
     side = sidecar_path(path)
     if not os.path.lexists(side):
-        return Sidecar(), b""
+        return Sidecar(), b"", []
     raw = read_checked(side, [side.parent.resolve()], MAX_SIDECAR_BYTES, what="sidecar")
-    return validated(Sidecar, parse_yaml(raw, side.name) or {}, side.name), raw
+    data = parse_yaml(raw, side.name) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{side.name}: expected a mapping of metadata fields")
+    try:
+        return Sidecar.model_validate(data), raw, []
+    except ValidationError as exc:
+        bad = {e["loc"][0] for e in exc.errors() if e["loc"]}
+        if len(bad) < len(exc.errors()) or not bad <= OPTIONAL_FIELDS:
+            raise ValueError(f"{side.name}: {_problems(exc)}") from None
+        warnings = [f"{side.name}: {e['loc'][0]} ignored: "
+                    f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors()]
+    kept = {key: value for key, value in data.items() if key not in bad}
+    return validated(Sidecar, kept, side.name), raw, warnings
 
 
-def default_doc_id(path: Path, root: Path) -> str:
-    """A stable id from the path inside the ingested folder (not the absolute path)."""
+def default_doc_id(path: Path, root: Path, *, keep_suffix: bool = False) -> str:
+    """A stable id from the path inside the ingested folder (not the absolute path), without
+    the file's extension unless `keep_suffix`."""
     relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
-    stem = str(relative.with_suffix(""))
+    stem = str(relative if keep_suffix else relative.with_suffix(""))
     return re.sub(r"[^\w]+", "-", stem).strip("-").lower()
+
+
+def file_doc_id(path: Path, root: Path, tenant: str, default_tenant: str, *,
+                published: Collection[str] = (), shared_stem: bool = False) -> str:
+    """The doc id of a file whose sidecar names none. A file keeps the id it was published
+    under (`published`); otherwise it is its path without the extension, or with it when
+    another file in its folder has the same stem (`shared_stem`): a draft `policy.docx`
+    beside the approved `policy.pdf` is two documents, `policy-docx` and `policy-pdf`, never
+    one whose text flips between them from run to run. They stay two: renditions cannot be
+    told from drafts by their names, and each file's text is served as what it says."""
+    plain, spelled = (scoped_doc_id(default_doc_id(path, root, keep_suffix=keep), tenant,
+                                    default_tenant) for keep in (False, True))
+    if plain in published or spelled in published:
+        return plain if plain in published else spelled
+    return spelled if shared_stem else plain
 
 
 def scoped_doc_id(doc_id: str, tenant: str, default_tenant: str) -> str:
@@ -238,12 +246,14 @@ class FolderDefaults:
 def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
               default_acl: list[str], *, folder: FolderDefaults | None = None,
               authority_levels: Sequence[str] = AUTHORITY_LEVELS,
-              scopes: TenantTree | None = None) -> DocumentMeta:
+              scopes: TenantTree | None = None, published: Collection[str] = (),
+              shared_stem: bool = False) -> DocumentMeta:
     """Metadata known before parsing, so even a file that fails to parse gets a manifest row:
     the sidecar's, else its folders', else the configured defaults. A sidecar may narrow its
     folder's tenant to a child tenant (`scopes`), never name another one: a file dropped into a
-    subsidiary's folder must not publish as its group's (or a sibling's) document."""
-    side, side_raw = read_sidecar(path)
+    subsidiary's folder must not publish as its group's (or a sibling's) document. `published`
+    and `shared_stem` decide a doc id the sidecar leaves open (see file_doc_id)."""
+    side, side_raw, warnings = read_sidecar(path)
     folder = folder or FolderDefaults()
     declared = folder.declared
     if (side.tenant_id is not None and declared.tenant_id is not None
@@ -270,7 +280,9 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
     hashed = data + b"\0" + side_raw + (
         b"\0" + json.dumps(decided, sort_keys=True).encode() if decided else b"")
     return DocumentMeta(
-        doc_id=scoped_doc_id(side.doc_id or default_doc_id(path, root), tenant, default_tenant),
+        doc_id=(scoped_doc_id(side.doc_id, tenant, default_tenant) if side.doc_id else
+                file_doc_id(path, root, tenant, default_tenant, published=published,
+                            shared_stem=shared_stem)),
         version_id=side.version or "1",
         title=side.title or "",
         tenant_id=tenant,
@@ -281,6 +293,7 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
         effective_from=effective_from,
         effective_to=effective_to,
         file_hash=file_hash(hashed),
+        warnings=warnings,
     )
 
 

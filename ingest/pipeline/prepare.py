@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -11,12 +12,14 @@ from pathlib import Path
 
 from ingest.chunk import ChunkParams, chunk_document
 from ingest.embed import TokenCounter
+from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
 from ingest.parse import ParseError, ParsePool, read_meta
 from ingest.parse.coverage import reached_chars
+from ingest.parse.folder_meta import FOLDER_META_NAME
 from ingest.parse.identity import identify
-from ingest.parse.metadata import default_doc_id
+from ingest.parse.metadata import SIDECAR_SUFFIX, default_doc_id
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Parsed, Prepared, VersionJob
@@ -52,10 +55,11 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
     selection = Selection()
     parsed: list[Parsed] = []
     window: list[Prepared] = []
+    places = Places(ctx.manifest)
     with ctx.parser() as parser:
         for i, (path, folder) in enumerate(files, start=1):
             ctx.progress(i - 1, len(files), path.name)
-            if item := select(ctx, params, selection, path, folder):
+            if item := select(ctx, params, selection, path, folder, places):
                 window.append(item)
             if len(window) >= PARSE_WINDOW:
                 parsed += parse_window(ctx, parser, window)
@@ -69,18 +73,73 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
     return jobs, selection
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a file belongs, whatever folder a run was given: the folder its doc id derives
+    from (`root`), the folder its folders' metadata applies from (`top`), the doc ids it was
+    published under, and whether another file in its folder has its stem."""
+
+    root: Path
+    top: Path
+    doc_ids: frozenset[str]
+    shared_stem: bool
+
+
+class Places:
+    """The places of a run's files, from the manifest's history and the folders on disk."""
+
+    def __init__(self, manifest: ManifestStore) -> None:
+        self.manifest = manifest
+        self.known = [Path(r) for r in manifest.source_roots()]
+        self.stems: dict[Path, Counter[str]] = {}
+
+    def of(self, path: Path, given: Path) -> Place:
+        """A file keeps the doc id of the folder it was first published from, and a file under
+        a folder published before gets that folder's metadata: `kbflow ingest docs/sub-a/east/`
+        after `kbflow ingest docs/` neither renames `docs/…` documents (tombstoning their
+        history) nor drops the `_meta.yaml` of `docs/sub-a/` (widening a restricted file to
+        everyone). Without history the folder given is the place (document roots still apply,
+        see read_meta)."""
+        real, given = path.resolve(), given.resolve()
+        history = self.manifest.documents(source_paths=[str(real)])
+        recorded = [Path(r.source_root) for r in history
+                    if r.source_root and real.is_relative_to(r.source_root)]
+        above = [root for root in self.known if real.is_relative_to(root)]
+        root = min(recorded or above or [given], key=lambda p: len(p.parts))
+        return Place(root, min([*above, root, given], key=lambda p: len(p.parts)),
+                     frozenset(r.doc_id for r in history),
+                     self._stems(real.parent)[real.stem] > 1)
+
+    def _stems(self, folder: Path) -> Counter[str]:
+        """How many document files of `folder` have each stem (read once per folder and run)."""
+        if folder not in self.stems:
+            try:
+                with os.scandir(folder) as entries:
+                    names = [e.name for e in entries if not e.is_dir()]
+            except OSError:
+                names = []
+            self.stems[folder] = Counter(Path(n).stem for n in names
+                                         if not n.startswith(".") and n != FOLDER_META_NAME
+                                         and not n.endswith(SIDECAR_SUFFIX))
+        return self.stems[folder]
+
+
 def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Path,
-           folder: Path) -> Prepared | None:
+           folder: Path, places: Places | None = None) -> Prepared | None:
     """The file read, if it must be parsed; None when it is unchanged, a copy, deleted or bad
-    (a bad file fails alone, with its reason)."""
+    (a bad file fails alone, with its reason). Its place comes from `places` (the run's),
+    else from the manifest."""
     root, settings = folder.resolve(), ctx.settings
     item: Prepared | None = None
     try:
+        where = (places or Places(ctx.manifest)).of(path, folder)
+        root = where.root
         with ctx.clock.stage("parse"):
             meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
                                    document_roots=settings.document_roots,
-                                   max_file_mb=settings.max_file_mb,
-                                   authority_levels=settings.authority_levels, scopes=ctx.scopes)
+                                   max_file_mb=settings.max_file_mb, folders_from=where.top,
+                                   authority_levels=settings.authority_levels, scopes=ctx.scopes,
+                                   published=where.doc_ids, shared_stem=where.shared_stem)
         meta.source_path = str(path.resolve())
         item = Prepared(path, root, meta, data)
         return _choose(ctx, params, selection, item)

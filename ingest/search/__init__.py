@@ -37,7 +37,7 @@ from ingest.embed import Embedder
 from ingest.manifest import ManifestStore
 from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.parse.metadata import unscoped_doc_id
-from ingest.scopes import TenantTree
+from ingest.scopes import TenantTree, TenantTreeError, file_stamp
 from ingest.search.adapter import ADAPTER_FILE, QueryAdapter
 from ingest.search.confidence import (
     Signals,
@@ -364,7 +364,9 @@ class Searcher:
 
     def __init__(self, settings: Settings, generation: str | None = None) -> None:
         self._settings = settings
+        self._parents_seen = file_stamp(settings.tenant_parents)
         self.scopes = TenantTree.load(settings)  # a bad parents file stops here, with why
+        self._scopes_problem: str | None = None
         self._precedence = Precedence(self.scopes.precedence, tuple(settings.authority_levels))
         self._manifest = ManifestStore(settings.manifest, generation)
         name = self._manifest.generation
@@ -396,6 +398,23 @@ class Searcher:
             self._adapter_seen = seen
             self.adapter = (QueryAdapter.load(self._adapter_file, record.embedding_model,
                                               record.dimension) if seen else None)
+
+    def refresh_scopes(self) -> None:
+        """Read the tenant parents file again when it changed (a stat per call), as `kbflow
+        search` reads it on every run, so the warm API and the CLI never disagree on whose
+        documents a reader sees. While the file is broken or cyclic every search raises
+        TenantTreeError (the API answers 503), never serves the tree from before."""
+        seen = file_stamp(self._settings.tenant_parents)
+        if seen != self._parents_seen:
+            self._parents_seen = seen
+            try:
+                self.scopes, self._scopes_problem = TenantTree.load(self._settings), None
+            except TenantTreeError as exc:
+                self._scopes_problem = str(exc)
+            self._precedence = Precedence(self.scopes.precedence,
+                                          tuple(self._settings.authority_levels))
+        if self._scopes_problem is not None:
+            raise TenantTreeError(self._scopes_problem)
 
     def search(self, query: str, *, tenant_id: str, groups: list[str], as_of: date,
                k: int = 5, mode: Retriever = "final",

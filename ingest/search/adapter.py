@@ -36,6 +36,10 @@ BATCH = 64
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 1e-3
 TEMPERATURE = 0.03  # bge's cosines of related texts sit within ~0.2: a sharp softmax
+# A fitted adapter's numbers are near zero (weight decay): entries this large only overflow or
+# swamp the query, whatever file holds them.
+MAX_WEIGHT = 1e3
+MAX_MODEL_CHARS = 1000  # the model name stored with it
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,15 @@ class QueryAdapter:
     up: np.ndarray  # (dimension, rank)
 
     def apply(self, vector: np.ndarray) -> np.ndarray:
-        """The moved query vector, unit length (cosine ranking is unchanged in kind)."""
-        moved = vector + (vector @ self.down) @ self.up.T
+        """The moved query vector, unit length (cosine ranking is unchanged in kind); the
+        vector as it was when the map gives no usable direction (zero or not finite)."""
+        raw = np.asarray(vector, np.float64)
+        moved: np.ndarray = raw + (raw @ self.down) @ self.up.T
         norm = float(np.linalg.norm(moved))
-        return (moved / norm).astype(np.float32) if norm > 0 else vector
+        if not (np.isfinite(norm) and norm > 0):
+            log.warning("query adapter not applied: it maps this query to no direction")
+            return vector
+        return (moved / norm).astype(np.float32)
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".tmp.npz")
@@ -62,20 +71,48 @@ class QueryAdapter:
         if not path.exists():
             return None
         try:
+            if problem := _header_problem(path, dimension):
+                log.warning("query adapter %s not used: %s", path, problem)
+                return None
             with np.load(path, allow_pickle=False) as saved:
                 found = cls(str(saved["model"]), np.asarray(saved["down"], np.float32),
                             np.asarray(saved["up"], np.float32))
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            log.warning("query adapter %s not used: unreadable (%s)", path, exc)
+        except Exception as exc:  # noqa: BLE001 - whatever the file does, search goes on
+            log.warning("query adapter %s not used: unreadable (%s: %s)", path,
+                        type(exc).__name__, exc)
             return None
-        shape_ok = (found.down.ndim == 2 and found.down.shape == found.up.shape
-                    and found.down.shape[0] == dimension and found.down.shape[1] <= dimension)
-        if found.model != model or not shape_ok or not (
-                np.isfinite(found.down).all() and np.isfinite(found.up).all()):
-            log.warning("query adapter %s not used: fitted for %s, %s; this index is %s, %d "
-                        "dimensions", path, found.model, found.down.shape, model, dimension)
+        bounded = all(np.isfinite(a).all() and float(np.abs(a).max(initial=0)) <= MAX_WEIGHT
+                      for a in (found.down, found.up))
+        if found.model != model or found.down.shape != found.up.shape or not bounded:
+            log.warning("query adapter %s not used: fitted for %s, %s, or holds numbers no "
+                        "fit gives; this index is %s, %d dimensions", path, found.model[:80],
+                        found.down.shape, model, dimension)
             return None
         return found
+
+
+def _header_problem(path: Path, dimension: int) -> str | None:
+    """Why the file cannot be an adapter for `dimension`, judged from its arrays' headers
+    before any array is read (a declared shape of 10¹² floats would be allocated by the
+    read): None when `model` is text and `down` and `up` are float matrices of `dimension`
+    rows, at most that many columns."""
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+        for name in ("model", "down", "up"):
+            if f"{name}.npy" not in names:
+                return f"no {name} array"
+            with archive.open(f"{name}.npy") as member:
+                version = np.lib.format.read_magic(member)
+                header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                          else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = header(member)
+            if name == "model":
+                if dtype.kind != "U" or shape != () or dtype.itemsize > 4 * MAX_MODEL_CHARS:
+                    return f"model is {dtype} {shape}, not a name"
+            elif (dtype.kind != "f" or dtype.fields is not None or len(shape) != 2
+                  or shape[0] != dimension or not 0 < shape[1] <= dimension):
+                return f"{name} is {dtype} {shape}, not a float {dimension} × rank matrix"
+    return None
 
 
 def fit(model: str, questions: np.ndarray, answers: Sequence[Sequence[int]],

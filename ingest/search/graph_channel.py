@@ -102,21 +102,30 @@ def score_path(path: GraphPath, link: Link, intent: Route) -> float:
 
 
 class GraphChannel:
-    """Graph retrieval over one open graph store (one generation); the entity names of each
-    tenant are read once and kept until the graph changes (its relation count)."""
+    """Graph retrieval over one open graph store (one generation). A reader links its query
+    against the entities of the relations it may see (tenant, groups, date, published
+    versions), never the tenant's whole vocabulary: whether a guessed name links (and a graph
+    route is taken) would otherwise tell whether a restricted document states it. The last
+    MAX_READERS readers' indexes are kept until the graph changes (its relation count)."""
+
+    MAX_READERS = 32
 
     def __init__(self, graph: GraphStore, max_paths: int = 100, max_nodes: int = 200) -> None:
         self._graph = graph
         self._max_paths = max_paths
         self._max_nodes = max_nodes
-        self._indexes: dict[tuple[str, ...], tuple[int, EntityIndex]] = {}
+        self._indexes: dict[tuple[object, ...], tuple[int, EntityIndex]] = {}
 
-    def entity_index(self, tenants: Sequence[str]) -> EntityIndex:
+    def entity_index(self, flt: SearchFilter) -> EntityIndex:
         size = self._graph.count()
-        cached = self._indexes.get(tuple(tenants))
+        reader = (tuple(flt.tenants), tuple(sorted(flt.groups)), flt.as_of,
+                  frozenset(flt.hidden_keys))
+        cached = self._indexes.pop(reader, None)
         if cached is None or cached[0] != size:
-            cached = (size, EntityIndex(self._graph.entities(tenants)))
-            self._indexes[tuple(tenants)] = cached
+            cached = (size, EntityIndex(self._graph.entities(flt.tenants, flt)))
+        self._indexes[reader] = cached  # the most recent last
+        while len(self._indexes) > self.MAX_READERS:
+            del self._indexes[next(iter(self._indexes))]
         return cached[1]
 
     def search(self, query: str, flt: SearchFilter, k: int = 20,
@@ -131,7 +140,7 @@ class GraphChannel:
 
     def _search(self, query: str, flt: SearchFilter, k: int,
                 seeds: Seeds | None) -> tuple[Route | None, list[GraphHit]]:
-        links = self.entity_index(flt.tenants).link(query)
+        links = self.entity_index(flt).link(query)
         intent = route(query, links, seeded=seeds is not None)
         if intent is None:
             return None, []
@@ -249,7 +258,7 @@ def entity_relations(settings: Settings, entity: str, *, tenant_id: str, groups:
                            hidden_keys=manifest.hidden_keys())
         graph = open_graph(settings, manifest.generation)
         try:
-            index = EntityIndex(graph.entities(flt.tenants))
+            index = EntityIndex(graph.entities(flt.tenants, flt))
             start = [canonical(entity)] if canonical(entity) in index.by_name else sorted(
                 {link.name for link in index.link(entity)})
             paths = graph.paths(start, flt, hops=hops, max_paths=max_paths) if start else []

@@ -305,9 +305,17 @@ class LadybugGraphStore:
                       "numbers": sorted({n for _, n in clauses})})
         return by_clause(result, clauses)
 
-    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
-        """Entities with at least one relation of these tenants (for linking query text)."""
+    def entities(self, tenants: Sequence[str],
+                 flt: SearchFilter | None = None) -> list[GraphNode]:
+        """Entities with at least one relation of these tenants (for linking query text), and
+        one `flt` lets the reader see when given."""
+        where, params = "e.tenant_id IN $tenants", {"tenants": list(tenants)}
+        if flt is not None:
+            visible = _visible("e", flt)
+            if visible is None:
+                return []
+            where, params = visible
         result = self._rows(
-            "MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE e.tenant_id IN $tenants "
-            "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", {"tenants": list(tenants)})
+            f"MATCH (n:Entity)-[e:RELATES]-(:Entity) WHERE {where} "
+            "RETURN DISTINCT n.name, n.type ORDER BY n.name, n.type", params)
         return [GraphNode(name=name, type=kind) for name, kind in result]

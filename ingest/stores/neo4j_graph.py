@@ -301,12 +301,20 @@ class Neo4jGraphStore:
             **params)
         return by_clause([r.values() for r in records], clauses)
 
-    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
-        """Entities with at least one relation of these tenants (for linking query text)."""
+    def entities(self, tenants: Sequence[str],
+                 flt: SearchFilter | None = None) -> list[GraphNode]:
+        """Entities with at least one relation of these tenants (for linking query text), and
+        one `flt` lets the reader see when given."""
+        where, params = "e.tenant_id IN $tenants", {"tenants": list(tenants)}
+        if flt is not None:
+            visible = _visible("e", flt)
+            if visible is None:
+                return []
+            where, params = visible
         records = self._read(
             "MATCH (n:Entity {generation: $g})-[e:RELATES {generation: $g}]-(:Entity) "
-            "WHERE e.tenant_id IN $tenants RETURN DISTINCT n.name AS name, n.type AS type "
-            "ORDER BY name, type", tenants=list(tenants))
+            f"WHERE {where} RETURN DISTINCT n.name AS name, n.type AS type "
+            "ORDER BY name, type", **params)
         return [GraphNode(name=r["name"], type=r["type"]) for r in records]
 
     def _read(self, query: str, **params: Any) -> list[Record]:

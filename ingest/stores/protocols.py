@@ -110,9 +110,11 @@ class GraphStore(Protocol):
         clause entity such as 《差旅费管理办法》第十条 is written down."""
         ...
 
-    def entities(self, tenants: Sequence[str]) -> list[GraphNode]:
+    def entities(self, tenants: Sequence[str],
+                 flt: SearchFilter | None = None) -> list[GraphNode]:
         """Entities with at least one relation of these tenants (a reader's own and its
-        ancestors'): names for linking a query."""
+        ancestors'), and one `flt` lets the reader see when given: names for linking a query
+        (a reader's vocabulary never names what only a restricted document states)."""
         ...
 
     def chunk_ids(self, version_key: str) -> set[str]: ...
