@@ -138,14 +138,14 @@ class ParseReport(BaseModel):
     pages_read: int | None = None  # pages that gave text (PDF), when fewer than `pages` matter
     encoding: str | None = None  # how a text file was decoded (utf-8, gb18030, cp950, utf-16 …)
     encoding_confidence: float | None = None  # 1.0: a byte-order mark or valid UTF-8
-    warnings: list[str] = Field(default_factory=list)  # doubts about what was read
+    # doubts about what was read (a guessed encoding) and metadata fields ignored, with why
+    warnings: list[str] = Field(default_factory=list)
     chars_seen: int = 0  # all text the file holds: body, tables, notes, footnotes, text boxes …
     chars_indexed: int = 0  # the text of the blocks that go on to be chunked
     skipped: dict[str, int] = Field(default_factory=dict)  # parts left out on purpose, by kind
     chars_skipped: int = 0  # characters of those parts
     title_source: str = ""  # where the title came from: sidecar, metadata, heading, first line …
     turned_pages: list[int] = Field(default_factory=list)  # scans read after turning upright
-    warnings: list[str] = Field(default_factory=list)  # metadata fields ignored, with why
     parse_error: str | None = None
     seconds: float = 0.0
 
