@@ -84,14 +84,12 @@ def html_blocks(root: html.HtmlElement, before: Sequence[Block] = ()) -> list[Bl
         element, entering = stack.pop()
         if not isinstance(element.tag, str):
             continue
-        if entering and element.tag not in ("br", "img", "table"):
+        if entering and not reader.leaf(element):
             reader.open(element)
             stack.append((element, False))
             stack += [(child, True) for child in reversed(element)]
             continue
-        if entering:
-            reader.leaf(element)
-        else:
+        if not entering:
             reader.close(element)
         if element is not root:
             reader.parts.append(element.tail or "")
@@ -123,9 +121,10 @@ class _Reader:
             self.heading.pop()
             self.pre.pop()
 
-    def leaf(self, element: html.HtmlElement) -> None:
+    def leaf(self, element: html.HtmlElement) -> bool:
         """<br> ends a line (in a heading or <pre>, a line of the block); an image's alt text
-        is a paragraph; a table is blocks of its own."""
+        is a paragraph; a data table is blocks of its own. False for any other element, a
+        layout table too, whose content is walked."""
         if element.tag == "br":
             if self.heading[-1] is None and not self.pre[-1]:
                 self.flush()
@@ -135,9 +134,15 @@ class _Reader:
             if alt := alt_text(element):
                 self.flush()
                 self.blocks.append(Block(kind=BlockKind.PARAGRAPH, text=alt))
-        else:
+        elif element.tag == "table":
             self.flush()
-            self.blocks += table_blocks(element, self.blocks)
+            table = table_blocks(element, self.blocks)
+            if table is None:
+                return False
+            self.blocks += table
+        else:
+            return False
+        return True
 
     def flush(self) -> None:
         text = normalize("".join(self.parts))
@@ -159,18 +164,26 @@ def one_line(text: str) -> str:
     return functools.reduce(join_lines, text.split("\n"))
 
 
-def table_blocks(table: html.HtmlElement, before: list[Block]) -> list[Block]:
-    """A table's blocks (tables.grid_blocks). In a copy, a line break (<br>, a block inside a
-    cell) becomes a newline and an image its alt text, so that cell_text reads a cell's lines
-    as wrapped lines ("First Line Second Line", "第一行第二行") instead of gluing words."""
+def table_blocks(table: html.HtmlElement, before: list[Block]) -> list[Block] | None:
+    """A data table's blocks (tables.grid_blocks); None for a layout table, one that holds
+    another table or whose spans would multiply its text (tables.html_table_rows): its cells
+    are read once, in order, like any block, and a nested table is a table of its own. In a
+    copy, a line break (<br>, a block inside a cell) becomes a newline and an image its alt
+    text, so that cell_text reads a cell's lines as wrapped lines ("First Line Second Line",
+    "第一行第二行") instead of gluing words."""
+    if table.find(".//table") is not None:
+        return None
     grid = copy.deepcopy(table)
     for element in grid.iter(etree.Element):
         if element.tag == "img" and (alt := alt_text(element)):
             element.tail = f" {alt} {element.tail or ''}"
         elif element.tag == "br":
             element.tail = "\n" + (element.tail or "")
-        elif is_block(element):  # a nested table's cells too
+        elif is_block(element):
             element.text = "\n" + (element.text or "")
             element.tail = "\n" + (element.tail or "")
+    rows = html_table_rows(html.tostring(grid, encoding="unicode"))
+    if rows is None:
+        return None
     caption = cell_text(" ".join(table.xpath("./caption//text()"))) or caption_before(before)
-    return grid_blocks(html_table_rows(html.tostring(grid, encoding="unicode")), caption=caption)
+    return grid_blocks(rows, caption=caption)

@@ -101,26 +101,58 @@ def grid_blocks(grid: Sequence[Sequence[str | None]], page: int = 1,
     return table_blocks(filled[0], filled[1:], [page] * (len(filled) - 1), caption)
 
 
-def html_table_rows(markup: str) -> list[list[str | None]]:
-    """Cell texts of an HTML table on a grid: colspan and rowspan copy the cell's text into
-    every position it covers."""
-    tree = html.fromstring(markup)
+def html_table_rows(markup: str) -> list[list[str | None]] | None:
+    """Cell texts of an HTML table (one holding no other table) on a grid: colspan and rowspan
+    copy the cell's text into every position it covers. None when the grid would be much larger
+    than the table's cells read once (a layout table, a hostile one): html_text then reads its
+    cells once, in order."""
+    trs = list(html.fromstring(markup).iter("tr"))
     grid: list[list[str | None]] = []
     pending: dict[tuple[int, int], str] = {}  # positions covered by a rowspan from above
-    for r, tr in enumerate(tree.iter("tr")):
+    cells: list[str] = []
+    covered = 0
+    for r, tr in enumerate(trs):
         row: list[str | None] = []
         for cell in tr.xpath("./th|./td"):
             while (r, len(row)) in pending:
                 row.append(pending.pop((r, len(row))))
             text = cell_text(cell.text_content())
-            for _ in range(_span(cell, "colspan")):
-                for below in range(1, _span(cell, "rowspan")):
+            cells.append(text)
+            colspan, rowspan = _span(cell, "colspan"), min(_span(cell, "rowspan"), len(trs) - r)
+            covered += colspan * rowspan
+            if covered > _max_positions(cells):
+                return None
+            for _ in range(colspan):
+                for below in range(1, rowspan):
                     pending[(r + below, len(row))] = text
                 row.append(text)
         while (r, len(row)) in pending:
             row.append(pending.pop((r, len(row))))
         grid.append(row)
+    width = max(map(len, grid), default=0)
+    if (len(grid) * width > _max_positions(cells)
+            or _read_chars(grid) > 8 * sum(len(cell) + 3 for cell in cells) + 2000):
+        return None
     return grid
+
+
+def _max_positions(cells: list[str]) -> int:
+    """How many grid positions a table of these cells may fill: spans and short rows padded to
+    the table's width may cover four times as many (a title row across the table, a category
+    down its rows), not a hundred times."""
+    return 4 * len(cells) + 100
+
+
+def _read_chars(grid: list[list[str | None]]) -> int:
+    """The characters grid_blocks would make of the grid, counted rather than built: its
+    Markdown block (a cell and its " | "), and its `header: value` rows, which repeat the
+    header on purpose; a few times the cells' own text for a real table, short values under
+    longer headers included."""
+    filled = [row for row in fill_merged(grid) if any(row)]
+    names = [len(cell) or 3 for cell in filled[0]] if filled else []
+    return (sum(len(cell) + 3 for row in filled for cell in row)
+            + sum(names[i] + len(cell) + 2
+                  for row in filled[1:] for i, cell in enumerate(row) if cell))
 
 
 def _span(cell: html.HtmlElement, name: str) -> int:
