@@ -26,12 +26,16 @@ import json
 import time
 import zlib
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from bench import write_section
 from bench.abstention import half
 from bench.realworld import (
+    HERE,
     SHARED,
     Article,
     ArticleBM25,
@@ -47,6 +51,7 @@ from ingest.rerank import Reader
 from scripts.train_reader.data import law_titles
 
 RRF_K, DEPTH, FOLDS, MAX_FALSE = 60, 100, 5, 0.05
+SECTION = "## The reader on held-out STARD questions (bench/reader.py)"
 
 
 def fuse(*orders: Sequence[int]) -> list[int]:
@@ -91,6 +96,7 @@ def main() -> None:
     parser.add_argument("--heldout", type=Path, help="heldout.json (default: the model's run)")
     parser.add_argument("--depth", default="20,30")
     parser.add_argument("--data-dir", type=Path, default=Path("data/reader"))
+    parser.add_argument("--limit", type=int, help="only the first N held-out questions")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     heldout_path = args.heldout or args.model / "heldout.json"
@@ -100,7 +106,7 @@ def main() -> None:
             if line.strip()]
     files = {g["file"] for r in rows for g in r["gold"]}
     gold_files = {str(r["id"]): {g["file"] for g in r["gold"]} for r in rows}
-    cases = [c for c in load_cases(stard, None) if int(c.id) in held]
+    cases = [c for c in load_cases(stard, None) if int(c.id) in held][:args.limit]
     articles = [a for a in load_articles(SHARED / "laws") if a.doc_id in files]
     titles = law_titles(SHARED / "laws")
     log(f"{len(cases)} held-out questions, {len(articles)} articles; indexing …")
@@ -113,14 +119,19 @@ def main() -> None:
     signals: dict[str, list[tuple[str, bool, float]]] = {}
     pairs, seconds = 0, 0.0
 
+    memo: dict[tuple[str, int], float] = {}  # (question, article): the reader's probability
+
     def score(question: str, ids: Sequence[int]) -> np.ndarray:
         nonlocal pairs, seconds
-        before = time.perf_counter()
-        probs = reader.score(question, [(titles.get(articles[i].doc_id, ""), articles[i].text)
-                                        for i in ids])
-        seconds += time.perf_counter() - before
-        pairs += len(ids)
-        return probs
+        new = [i for i in dict.fromkeys(ids) if (question, i) not in memo]
+        if new:
+            before = time.perf_counter()
+            probs = reader.score(question, [(titles.get(articles[i].doc_id, ""),
+                                             articles[i].text) for i in new])
+            seconds += time.perf_counter() - before
+            pairs += len(new)
+            memo.update({(question, i): float(p) for i, p in zip(new, probs, strict=True)})
+        return np.array([memo[question, i] for i in ids], dtype=np.float32)
 
     def ranked(ids: Sequence[int]) -> list[Article]:
         return [articles[i] for i in ids]
@@ -162,6 +173,31 @@ def main() -> None:
     print(json.dumps(result, ensure_ascii=False, indent=1))
     if args.out:
         args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+    if args.limit is None:
+        write_section(HERE / "RESULTS.md", SECTION, report(result, args.model))
+
+
+def report(result: dict[str, Any], model: Path) -> str:
+    names = ("recall@5", "recall@10", "recall@100", "mrr")
+    card = result["reader_card"]
+    lines = [SECTION, "", f"{date.today()}, `.venv/bin/python -m bench.reader --model {model}`: "
+             f"{result['questions']} held-out STARD questions (seed {card['seed']}, never "
+             f"trained on) over {result['articles']} articles of the gold law files; the "
+             f"reader: {card['steps']} steps of {card['groups_per_step']} groups × "
+             f"{card['group']} pairs, max_len {card['max_len']}, int8 "
+             f"{card['model_bytes'] / 1e6:.1f} MB, {result['reader_ms_per_pair']} ms per pair "
+             "on the loaded 2-core machine.", "",
+             "| order | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for name, m in result["retrieval"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{m[k]:.3f}" for k in names) + " |")
+    lines += ["", "No-answer (STARD's construction at article level, floor cross-validated for "
+              "≤ 5 % false abstentions):", "",
+              "| signal | no-answer abstained | false abstentions | AUC | questions |",
+              "|---|---:|---:|---:|---:|"]
+    for name, m in result["no_answer"].items():
+        lines.append(f"| {name} | {m['no_answer_abstained']:.3f} | "
+                     f"{m['false_abstentions']:.3f} | {m['auc']:.3f} | {m['questions']} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
