@@ -2,7 +2,7 @@
 '.[train]'`; the fp32 bge-small-zh-v1.5 comes from Maven Central, see ingest/embed/fetch.py).
 
     .venv/bin/python -m scripts.train_reader [--out DIR] [--seed 45] [--steps 900]
-        [--minutes 45] [--limit N] [--statements 1500] [--max-len 128] [--export-only]
+        [--minutes 45] [--stop-at N] [--limit N] [--statements 1500] [--max-len 128] [--export-only]
 
 Deterministic with the seed (data, shuffles, initial head, dropout; torch on 2 CPU threads).
 Writes to --out: groups.jsonl (the training pairs), heldout.json (the STARD ids never trained
@@ -69,6 +69,8 @@ def main() -> None:
     parser.add_argument("--stard", type=Path, default=SHARED / "stard_public.jsonl")
     parser.add_argument("--seed", type=int, default=45)
     parser.add_argument("--steps", type=int, default=900)
+    parser.add_argument("--stop-at", type=int, help="stop at this step, the schedule still "
+                        "planned for --steps (how a run stopped by --minutes is reproduced)")
     parser.add_argument("--minutes", type=float, default=45.0)
     parser.add_argument("--limit", type=int, help="only the first N training questions (tests)")
     parser.add_argument("--statements", type=int, default=1500)
@@ -117,7 +119,7 @@ def main() -> None:
              for g in groups[-8:] for p in g.passages]
     card = export(model, tokenizer_path, args.out, {
         "base": f"bge-small-zh-v1.5 fp32 ({BASE.coordinates})", "seed": args.seed,
-        "steps": step, "groups": len(groups), "group": args.group,
+        "steps": step, "schedule_steps": args.steps, "groups": len(groups), "group": args.group,
         "groups_per_step": args.groups_per_step, "max_len": args.max_len,
         "budget": args.budget, "lr": args.lr, "cls_cosine_vs_onnx": round(cosine, 6),
         "heldout_stard_ids": len(heldout)}, check)
@@ -139,7 +141,8 @@ def train(model: PairModel, groups: list[Group], tokenizer: object,
     started, per = time.perf_counter(), args.groups_per_step
     losses: list[float] = []
     model.train()
-    while step < args.steps and time.perf_counter() - started < args.minutes * 60:
+    last = min(args.steps, args.stop_at or args.steps)
+    while step < last and time.perf_counter() - started < args.minutes * 60:
         start = (step * per) % len(groups)
         chunk = (groups + groups)[start:start + per]
         inputs = batch_inputs(tokenizer, chunk, args.budget)
