@@ -7,7 +7,8 @@
 Deterministic with the seed (data, shuffles, initial head, dropout; torch on 2 CPU threads).
 Writes to --out: groups.jsonl (the training pairs), heldout.json (the STARD ids never trained
 on), train.log (one JSON line per logged step), checkpoint.pt (every --checkpoint steps and at
-the end; training stops at --steps or after --minutes), then the int8 model, its tokenizer and
+the end; a run finding them in --out resumes from them; training stops at --steps or after
+--minutes), then the int8 model, its tokenizer and
 reader.json (ingest/rerank reads that folder). Copy the three files to ingest/rerank/models/ to
 ship them.
 """
