@@ -8,9 +8,8 @@ Deterministic with the seed (data, shuffles, initial head, dropout; torch on 2 C
 Writes to --out: groups.jsonl (the training pairs), heldout.json (the STARD ids never trained
 on), train.log (one JSON line per logged step), checkpoint.pt (every --checkpoint steps and at
 the end; a run finding them in --out resumes from them; training stops at --steps or after
---minutes), then the int8 model, its tokenizer and
-reader.json (ingest/rerank reads that folder). Copy the three files to ingest/rerank/models/ to
-ship them.
+--minutes), then the int8 model, its tokenizer and reader.json (ingest/rerank reads that folder).
+Copy those three files to ingest/rerank/models/ to ship them.
 """
 
 from __future__ import annotations
