@@ -52,6 +52,33 @@ def clause_key(text: str) -> str | None:
     return None
 
 
+def article_spellings(clause_no: str) -> set[str]:
+    """A 第N条 clause number as either numbering writes it (第12条 ↔ 第十二条): a citation may
+    spell it otherwise than the cited text's own heading."""
+    match = _ARTICLE.fullmatch(unicodedata.normalize("NFKC", clause_no).strip())
+    number = chinese_number(match.group(1)) if match and match.group(1) else None
+    if number is None:
+        return {clause_no}
+    return {clause_no, f"第{number}条", f"第{chinese_numeral(number)}条"}
+
+
+def chinese_numeral(number: int) -> str:
+    """12 → 十二, 105 → 一百零五, 1260 → 一千二百六十 (as laws number their articles)."""
+    digits = "零一二三四五六七八九"
+    parts: list[str] = []
+    zero = False
+    for unit, name in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = number // unit % 10
+        if digit:
+            if zero and parts:
+                parts.append("零")
+            parts.append(("" if unit == 10 and number < 20 else digits[digit]) + name)
+            zero = False
+        elif parts:
+            zero = True
+    return "".join(parts) or "零"
+
+
 def chinese_number(text: str) -> int | None:
     """十二 → 12, 一百零五 → 105, 12 → 12; None for anything else."""
     if text.isdigit():
