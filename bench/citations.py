@@ -13,9 +13,9 @@ has no gold (its target is not in the folder, or is written another way: then on
 hand-checked sample judges its resolution). An article reference 《X》第N条 is right when X
 resolved to the gold document and that document has a clause chunk numbered 第N条.
 
-Precision: a seeded random sample of resolutions (every rule, self-references and abbreviations
-included) is written to `--judged` with its context; the judgement column is filled by hand
-(`ok` / `wrong`) and kept across runs for the same rows. Writes the "Citations" section of
+Precision: a seeded random sample of resolutions (see `judged_sample`) is written to `--judged`
+with its context; the judgement column is filled by hand (`ok` / `wrong`, and a note) and kept
+across runs for the same rows. Writes the "Citations" section of
 bench/RESULTS.md.
 """
 
@@ -34,7 +34,8 @@ from typing import Any
 from bench import write_section
 from ingest.chunk import chunk_document
 from ingest.graph.citations import Citation, citations
-from ingest.graph.titles import TitleIndex
+from ingest.graph.link import article_spellings
+from ingest.graph.titles import DANGLING, TitleIndex
 from ingest.models import ChunkKind
 from ingest.parse import parse_document, read_meta
 
@@ -92,15 +93,17 @@ def resolve_all(laws: list[Law]) -> list[dict[str, Any]]:
     rows = []
     for law in laws:
         aliases = index.aliases("\n".join(text for _, _, text in law.chunks), law.title)
+        articles = {clause for _, clause, _ in law.chunks if clause}
         for chunk_id, clause_no, text in law.chunks:
             flat = unicodedata.normalize("NFKC", text)
-            for cite in citations(text, law.title, index, aliases):
+            for cite in citations(text, law.title, index, aliases, articles):
                 rows.append(_row(law, chunk_id, clause_no, flat, cite))
     return rows
 
 
 def _row(law: Law, chunk_id: str, clause_no: str, text: str, cite: Citation) -> dict[str, Any]:
     at = text.find(cite.surface)
+    at = at if at >= 0 else text.find(cite.surface.partition("第")[0])
     context = text[max(0, at - _CONTEXT): at + len(cite.surface) + _CONTEXT] if at >= 0 else ""
     return {"file": law.file, "citing": law.title, "chunk_id": chunk_id, "clause": clause_no,
             "surface": cite.surface, "article": cite.article, "quoted": cite.surface[:1] == "《",
@@ -110,7 +113,9 @@ def _row(law: Law, chunk_id: str, clause_no: str, text: str, cite: Citation) -> 
 
 def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
     names = gold_names(laws)
-    clauses = {(law.title, clause) for law in laws for _, clause, _ in law.chunks if clause}
+    clauses = {(law.title, spelling) for law in laws for _, clause, _ in law.chunks if clause
+               for spelling in article_spellings(clause)}
+    numbered = {title for title, _ in clauses}
     documents = [r for r in rows if r["quoted"] and r["article"] is None]
     articles = [r for r in rows if r["quoted"] and r["article"] is not None]
 
@@ -124,6 +129,7 @@ def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
     art_right = [r for r in art_in if r["resolved"] in gold(r)
                  and (r["resolved"], r["article"]) in clauses]
     art_absent = [r for r in art_in if (next(iter(gold(r))), r["article"]) not in clauses]
+    unnumbered = [r for r in art_absent if next(iter(gold(r))) not in numbered]
     own = [r for r in rows if r["rule"] == "self" and r["article"] is not None]
     return {
         "laws": len(laws), "citations": len(rows), "quoted_documents": len(documents),
@@ -131,7 +137,7 @@ def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
         "resolved_right": len(right), "document_recall": _share(len(right), len(in_folder)),
         "article_refs_in_folder": len(art_in), "article_right": len(art_right),
         "article_recall": _share(len(art_right), len(art_in)),
-        "article_absent_in_target": len(art_absent),
+        "article_absent_in_target": len(art_absent), "target_unnumbered": len(unnumbered),
         "self_article_refs": len(own),
         "self_article_found": sum((r["citing"], r["article"]) in clauses for r in own),
         "rules": dict(Counter(r["rule"] for r in documents).most_common()),
@@ -140,7 +146,7 @@ def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
                           for r in in_folder if r not in right).most_common(15),
         "dangling_examples": {kind: Counter(r["surface"] for r in documents
                                             if r["rule"] == f"dangling:{kind}").most_common(6)
-                              for kind in ("ambiguous", "generic", "form", "not_in_corpus")},
+                              for kind in DANGLING},
     }
 
 
@@ -150,18 +156,25 @@ def _share(part: int, whole: int) -> float:
 
 def judged_sample(rows: list[dict[str, Any]], size: int, seed: int, path: Path
                   ) -> list[dict[str, Any]]:
-    """A seeded random sample of resolutions, with the judgements already written for them."""
-    resolved = [r for r in rows if r["resolved"] is not None]
-    sample = random.Random(seed).sample(resolved, min(size, len(resolved)))
+    """A seeded random sample of resolutions, with the judgements already written for them:
+    `size` resolutions to a document by name (《…》, short names, abbreviations, amendments)
+    and `size` // 2 bare article numbers read as the citing text's own (第五条, 本法第五条:
+    nine in ten citations, so a sample of all would be mostly those)."""
+    named = [r for r in rows if r["resolved"] is not None
+             and not (r["rule"] == "self" and not r["quoted"])]
+    bare = [r for r in rows if r["rule"] == "self" and not r["quoted"]]
+    pick = random.Random(seed)
+    strata = [("named", r) for r in pick.sample(named, min(size, len(named)))]
+    strata += [("bare", r) for r in pick.sample(bare, min(size // 2, len(bare)))]
     old = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             old[_key(row)] = (row.get("judgement", ""), row.get("note", ""))
     out = []
-    for i, r in enumerate(sample, start=1):
+    for i, (stratum, r) in enumerate(strata, start=1):
         judgement, note = old.get(_key(r), ("", ""))
-        out.append({"n": i, "citing": r["citing"], "clause": r["clause"],
+        out.append({"n": i, "stratum": stratum, "citing": r["citing"], "clause": r["clause"],
                     "surface": r["surface"], "resolved": r["resolved"], "rule": r["rule"],
                     "context": r["context"], "judgement": judgement, "note": note})
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out),
@@ -174,9 +187,11 @@ def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 def report(result: dict[str, Any], sample: list[dict[str, Any]]) -> str:
-    judged = [r for r in sample if r["judgement"] in ("ok", "wrong")]
-    ok = sum(r["judgement"] == "ok" for r in judged)
+    judged = {stratum: [r for r in sample if r["stratum"] == stratum
+                        and r["judgement"] in ("ok", "wrong")] for stratum in ("named", "bare")}
+    ok = {stratum: sum(r["judgement"] == "ok" for r in rows) for stratum, rows in judged.items()}
     dangling = {k.split(":")[1]: v for k, v in result["rules"].items() if k.startswith("dangling")}
+    present = result["article_refs_in_folder"] - result["article_absent_in_target"]
     lines = [
         "## Citations (bench/citations.py)", "",
         f"{result['laws']} laws of ../shared/realworld/laws parsed and chunked by kbflow, "
@@ -191,14 +206,22 @@ def report(result: dict[str, Any], sample: list[dict[str, Any]]) -> str:
         f"{result['article_refs_in_folder']} |",
         f"| resolved to the right clause | {result['article_right']} "
         f"(**{result['article_recall']:.1%}**) |",
-        f"| … of which the cited article number is absent from the target's text | "
-        f"{result['article_absent_in_target']} |",
+        f"| … of these, the cited article number is absent from the target's text | "
+        f"{result['article_absent_in_target']} ({result['target_unnumbered']} in targets "
+        "numbering no 第N条 at all: amendments itemised 一、二、…) |",
+        f"| right clause, of the references whose article the target has | "
+        f"{result['article_right']} / {present} "
+        f"(**{_share(result['article_right'], present):.1%}**) |",
         f"| self article references (本法第N条, 第N条) found as a clause of the citing law | "
         f"{result['self_article_found']} / {result['self_article_refs']} |",
         f"| unquoted short names before an article (依照刑法第N条) resolved | "
         f"{result['unquoted_article_refs']} |",
-        f"| precision, hand-checked random sample (bench/citations_judged.jsonl) | "
-        f"{ok} / {len(judged)} (**{_share(ok, len(judged)):.1%}**) |", "",
+        f"| precision of resolutions by name (《…》, short names, abbreviations), hand-checked "
+        f"random sample | {ok['named']} / {len(judged['named'])} "
+        f"(**{_share(ok['named'], len(judged['named'])):.1%}**) |",
+        f"| precision of bare article numbers read as the text's own, hand-checked random "
+        f"sample | {ok['bare']} / {len(judged['bare'])} "
+        f"(**{_share(ok['bare'], len(judged['bare'])):.1%}**) |", "",
         "Document citations by resolution rule: "
         + ", ".join(f"{k} {v}" for k, v in result["rules"].items() if ":" not in k) + ".",
         "Dangling by kind: " + ", ".join(f"{k} {v}" for k, v in dangling.items()) + ".", "",

@@ -102,3 +102,20 @@ def test_dangling_citations_are_kept_and_counted_by_kind() -> None:
     quality = graph_quality(triples, ["某办法", *LAWS.titles])
     assert quality.dangling_kinds == {"form": 1, "not_in_corpus": 1}
     assert quality.dangling_references == {"中华人民共和国合同法": 1, "营业执照": 1}
+
+
+def test_bare_article_numbers_belong_to_the_text_unless_it_has_no_such_article() -> None:
+    own = list(citations("依照第五条处理。", "中华人民共和国公司法", LAWS, articles={"第五条"}))
+    assert [(c.resolution.title, c.resolution.rule) for c in own] == [
+        ("中华人民共和国公司法", "self")]
+    # a list of offences names 刑法's articles; its title says which law it is about
+    crimes = list(citations("109.洗钱罪(第191条)", "关于适用刑法分则规定的犯罪的罪名的意见", LAWS,
+                            articles=set()))
+    assert [(c.resolution.title, c.article) for c in crimes] == [("中华人民共和国刑法", "第191条")]
+    unknown = list(citations("依照第五条处理。", "某通知", LAWS, articles=set()))
+    assert [c.resolution.rule for c in unknown] == ["dangling:unknown_article"]
+    # an article's own heading inside a chunk cites nothing; an amendment's numbers are the law's
+    assert list(citations("第四条 内容。 第五条 内容。", "某规定", LAWS)) == []
+    amendment = list(citations("将第十七条修改为:", "中华人民共和国刑法修正案(十)", LAWS))
+    assert [(c.resolution.title, c.resolution.rule) for c in amendment] == [
+        ("中华人民共和国刑法", "amended")]

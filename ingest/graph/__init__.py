@@ -12,7 +12,7 @@ written title, its rule saying why it dangles.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from ingest.graph.citations import citations
 from ingest.graph.normalize import canonical
@@ -32,22 +32,23 @@ _APPROVAL = re.compile(r"审批|批准|审核|审议|签批|核准")
 _CLAUSE_BREAK = re.compile(r"[。；;，,：:]")
 
 
-def extract_triples(chunks: Iterable[Chunk], title: str,
-                    titles: TitleIndex | None = None) -> list[Triple]:
+def extract_triples(chunks: Iterable[Chunk], title: str, titles: TitleIndex | None = None,
+                    articles: Collection[str] | None = None) -> list[Triple]:
     """Triples from one document's indexed chunks (parents repeat their children's text);
-    citations resolve through `titles` (the corpus's; None: only the document itself)."""
+    citations resolve through `titles` (the corpus's; None: only the document itself), bare
+    article numbers against the version's own `articles` (None: every one taken as its own)."""
     chunks = [c for c in chunks if c.kind != ChunkKind.PARENT]
     index = titles or TitleIndex([title])
     aliases = index.aliases("\n".join(c.text for c in chunks), title)
     triples: dict[tuple[str, str, str, str], Triple] = {}
     for chunk in chunks:
-        for t in _from_chunk(chunk, title, index, aliases):
+        for t in _from_chunk(chunk, title, index, aliases, articles):
             triples.setdefault((t.subject, t.predicate, t.object, t.source_chunk_id), t)
     return list(triples.values())
 
 
-def _from_chunk(chunk: Chunk, title: str, index: TitleIndex,
-                aliases: dict[str, Resolution]) -> Iterable[Triple]:
+def _from_chunk(chunk: Chunk, title: str, index: TitleIndex, aliases: dict[str, Resolution],
+                articles: Collection[str] | None) -> Iterable[Triple]:
     def triple(s: str, st: str, p: str, o: str, ot: str, confidence: float,
                surface: str = "", rule: str = "") -> Triple:
         return Triple(
@@ -59,7 +60,7 @@ def _from_chunk(chunk: Chunk, title: str, index: TitleIndex,
 
     text = chunk.text
     here = f"《{title}》{chunk.clause_no}" if chunk.clause_no else f"《{title}》"
-    for cite in citations(text, title, index, aliases):
+    for cite in citations(text, title, index, aliases, articles):
         found = cite.resolution
         target = found.title or cite.surface.split("》")[0].strip("《")
         if cite.article is None:

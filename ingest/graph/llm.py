@@ -27,7 +27,7 @@ import json
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,11 +292,13 @@ def extract_triples_llm(chunks: Sequence[Chunk], title: str, settings: Settings,
 
 
 def extract(chunks: Sequence[Chunk], title: str, settings: Settings,
-            titles: TitleIndex | None = None) -> Extraction:
+            titles: TitleIndex | None = None, articles: Collection[str] | None = None
+            ) -> Extraction:
     """The triples of the configured extractor(s), the rules' citations resolved through
-    `titles`; with both, a fact both state (same entities, predicate and chunk) is kept once,
-    with the higher confidence."""
-    rules = extract_triples(chunks, title, titles) if settings.graph_extractor != "llm" else []
+    `titles` and the version's own `articles`; with both, a fact both state (same entities,
+    predicate and chunk) is kept once, with the higher confidence."""
+    rules = (extract_triples(chunks, title, titles, articles)
+             if settings.graph_extractor != "llm" else [])
     if settings.graph_extractor == "rules":
         return Extraction(rules)
     tally: Counter[str] = Counter()

@@ -25,8 +25,8 @@ from ingest.parse.identity_text import is_generic, organisation_variants, split_
 COUNTRY = "中华人民共和国"
 # rule → how sure a resolution by it is (the edge's confidence factor)
 RULES = {"exact": 1.0, "version": 1.0, "self": 1.0, "prefix": 0.95, "alias": 0.95,
-         "unquoted": 0.9}
-DANGLING = ("ambiguous", "generic", "form", "not_in_corpus")
+         "unquoted": 0.9, "amended": 0.9}
+DANGLING = ("ambiguous", "generic", "form", "not_in_corpus", "unknown_article")
 DANGLING_CONFIDENCE = 1.0  # the text surely cites something; only the target is unknown
 # What 《…》 also names that is no document: certificates, forms, lists, tables, letters.
 _FORM = re.compile(r"(?:证|证书|执照|许可证|通行证|书|单|表|登记簿|簿|名录|清单|目录|证明|批件|"

@@ -60,7 +60,8 @@ def plan(ctx: RunContext, job: VersionJob, titles: TitleIndex | None = None) -> 
         return None
     try:
         with ctx.clock.stage("graph"):
-            extraction = extract(diff.writes, job.meta.title, ctx.settings, titles)
+            articles = {c.clause_no for c in job.chunks if c.clause_no}
+            extraction = extract(diff.writes, job.meta.title, ctx.settings, titles, articles)
     except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
         ctx.fail(Failure.raised("graph", exc, job.meta.source_path, job.key))
         return None
