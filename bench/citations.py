@@ -36,11 +36,11 @@ from ingest.chunk import chunk_document
 from ingest.graph.citations import Citation, citations
 from ingest.graph.link import article_spellings
 from ingest.graph.titles import DANGLING, TitleIndex
-from ingest.models import ChunkKind
+from ingest.models import Chunk, ChunkKind
 from ingest.parse import parse_document, read_meta
 
 LAWS = Path(__file__).resolve().parents[2] / "shared" / "realworld" / "laws"
-CACHE = Path("/tmp/kbflow_citation_chunks.json")
+CACHE = Path("/tmp/kbflow_law_chunks.json")
 JUDGED = Path(__file__).with_name("citations_judged.jsonl")
 RESULTS = Path(__file__).with_name("RESULTS.md")
 _DATE_SUFFIX = re.compile(r"\(\d{4}-\d{2}-\d{2}\)$")
@@ -51,22 +51,23 @@ _CONTEXT = 40  # characters of text shown either side of a judged citation
 class Law:
     file: str
     title: str
-    chunks: list[tuple[str, str, str]]  # (chunk id, clause number or "", text)
+    chunks: list[Chunk]  # its non-parent chunks
 
 
 def load(laws: Path, cache: Path) -> list[Law]:
     """Every law's non-parent chunks, parsed once (the parse takes minutes) and cached."""
     if cache.exists():
-        return [Law(**row) for row in json.loads(cache.read_text(encoding="utf-8"))]
+        return [Law(row["file"], row["title"], [Chunk.model_validate(c) for c in row["chunks"]])
+                for row in json.loads(cache.read_text(encoding="utf-8"))]
     found = []
     for path in sorted(laws.rglob("*.md")):
         meta, data = read_meta(path, laws, "bench", ["all"])
         doc = parse_document(meta, data)
-        chunks = [(c.chunk_id, c.clause_no or "", c.text) for c in chunk_document(doc)
-                  if c.kind != ChunkKind.PARENT]
+        chunks = [c for c in chunk_document(doc) if c.kind != ChunkKind.PARENT]
         found.append(Law(str(path.relative_to(laws)), doc.meta.title or path.stem, chunks))
-    cache.write_text(json.dumps([law.__dict__ for law in found], ensure_ascii=False),
-                     encoding="utf-8")
+    cache.write_text(json.dumps([{"file": law.file, "title": law.title,
+                                  "chunks": [c.model_dump(mode="json") for c in law.chunks]}
+                                 for law in found], ensure_ascii=False), encoding="utf-8")
     return found
 
 
@@ -92,12 +93,12 @@ def resolve_all(laws: list[Law]) -> list[dict[str, Any]]:
     index = TitleIndex(law.title for law in laws)
     rows = []
     for law in laws:
-        aliases = index.aliases("\n".join(text for _, _, text in law.chunks), law.title)
-        articles = {clause for _, clause, _ in law.chunks if clause}
-        for chunk_id, clause_no, text in law.chunks:
-            flat = unicodedata.normalize("NFKC", text)
-            for cite in citations(text, law.title, index, aliases, articles):
-                rows.append(_row(law, chunk_id, clause_no, flat, cite))
+        aliases = index.aliases("\n".join(c.text for c in law.chunks), law.title)
+        articles = {c.clause_no for c in law.chunks if c.clause_no}
+        for chunk in law.chunks:
+            flat = unicodedata.normalize("NFKC", chunk.text)
+            for cite in citations(chunk.text, law.title, index, aliases, articles):
+                rows.append(_row(law, chunk.chunk_id, chunk.clause_no or "", flat, cite))
     return rows
 
 
@@ -113,8 +114,8 @@ def _row(law: Law, chunk_id: str, clause_no: str, text: str, cite: Citation) -> 
 
 def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
     names = gold_names(laws)
-    clauses = {(law.title, spelling) for law in laws for _, clause, _ in law.chunks if clause
-               for spelling in article_spellings(clause)}
+    clauses = {(law.title, spelling) for law in laws for c in law.chunks if c.clause_no
+               for spelling in article_spellings(c.clause_no)}
     numbered = {title for title, _ in clauses}
     documents = [r for r in rows if r["quoted"] and r["article"] is None]
     articles = [r for r in rows if r["quoted"] and r["article"] is not None]

@@ -119,3 +119,13 @@ def test_bare_article_numbers_belong_to_the_text_unless_it_has_no_such_article()
     amendment = list(citations("将第十七条修改为:", "中华人民共和国刑法修正案(十)", LAWS))
     assert [(c.resolution.title, c.resolution.rule) for c in amendment] == [
         ("中华人民共和国刑法", "amended")]
+
+
+def test_a_law_named_without_quotes_that_nothing_resolves_dangles_by_its_name() -> None:
+    found = list(citations("参照物权法第一百零六条", "某规定", LAWS, articles={"第一条"}))
+    assert [(c.name, c.resolution.rule, c.article) for c in found] == [
+        ("物权法", "dangling:not_in_corpus", "第一百零六条")]
+    triples = extract_triples([make_chunk(1, text="参照物权法第一百零六条")], "某规定", LAWS,
+                              {"第1条"})
+    assert [(t.object, t.rule) for t in triples] == [
+        ("《物权法》第一百零六条", "dangling:not_in_corpus")]

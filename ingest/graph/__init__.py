@@ -62,7 +62,9 @@ def _from_chunk(chunk: Chunk, title: str, index: TitleIndex, aliases: dict[str, 
     here = f"《{title}》{chunk.clause_no}" if chunk.clause_no else f"《{title}》"
     for cite in citations(text, title, index, aliases, articles):
         found = cite.resolution
-        target = found.title or cite.surface.split("》")[0].strip("《")
+        target = found.title or cite.name
+        if not target:
+            continue  # a bare article number the text does not have, naming nothing
         if cite.article is None:
             if found.rule != "self" and canonical(target) != canonical(title):
                 yield triple(title, "Document", "引用", target, "Document",

@@ -31,6 +31,9 @@ _DECIMAL_SELF = re.compile(r"(?<=本规范)\d+(?:\.\d+)+")
 _UNQUOTED = re.compile(r"([\u4e00-\u9fff]{2,20})$")
 _LAW_NAME = re.compile(r"(?:法|法典|条例|通则|细则|规则|办法|规定|解释)$")
 _MAX_UNQUOTED = 12
+# words before a name nothing resolves (依照民法通则第五条 → 民法通则): cut up to the last one
+_LEAD = re.compile(r"^.*(?:依照|依据|根据|按照|参照|适用|违反|符合|属于|认定为|以及|或者|"
+                   r"的|和|及|与|对|将|是|为|在|由|经)")
 _HEADING = re.compile(rf"第{CN_NUM}条(?:之{CN_NUM})?\s")
 _AMENDS = re.compile(r"关于修改《([^《》]+)》|^(.+?)修正案")
 
@@ -42,6 +45,7 @@ class Citation:
     surface: str  # 《公司法》第十条第二款, 本法第五条, 第五条
     resolution: Resolution
     article: str | None  # 第十条 (the clause number chunks carry), None: the whole document
+    name: str = ""  # the cited title as written (公司法), when the text names one
 
 
 def citations(text: str, citing: str, index: TitleIndex,
@@ -60,10 +64,11 @@ def citations(text: str, citing: str, index: TitleIndex,
         resolution = index.resolve(match.group(1), citing, aliases)
         chain = _CHAIN.match(text, match.end())
         taken.append((match.start(), chain.end() if chain else match.end()))
-        yield Citation(match.group(0), resolution, None)
+        yield Citation(match.group(0), resolution, None, match.group(1))
         if chain:
             for one in _ONE.finditer(chain.group(1)):
-                yield Citation(match.group(0) + one.group(0), resolution, one.group(1))
+                yield Citation(match.group(0) + one.group(0), resolution, one.group(1),
+                               match.group(1))
     for match in _SELF.finditer(text):
         chain = _CHAIN.match(text, match.end())
         if chain and not _inside(match.start(), taken):
@@ -82,7 +87,7 @@ def citations(text: str, citing: str, index: TitleIndex,
             elif named is None:
                 yield Citation(one.group(0), elsewhere, one.group(1))
             else:
-                yield Citation(named[0] + one.group(0), named[1], one.group(1))
+                yield Citation(named[0] + one.group(0), named[1], one.group(1), named[0])
     for match in _DECIMAL_SELF.finditer(text):
         yield Citation("本规范" + match.group(0), own, match.group(0))
 
@@ -135,4 +140,5 @@ def _unquoted(before: str, citing: str, index: TitleIndex) -> tuple[str, Resolut
             return None
         if found.title is not None:
             return tail, Resolution(found.title, "unquoted", RULES["unquoted"] * found.confidence)
+    name = _LEAD.sub("", name)
     return name, Resolution(None, "dangling:not_in_corpus", DANGLING_CONFIDENCE)

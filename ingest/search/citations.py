@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from typing import Literal
 
@@ -25,7 +25,7 @@ from ingest.config import Settings
 from ingest.graph.link import article_spellings
 from ingest.graph.titles import TitleIndex
 from ingest.manifest import ManifestStore
-from ingest.models import GraphPath, SearchFilter
+from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.scopes import TenantTree
 from ingest.stores import open_graph
 from ingest.stores.graph_paths import MAX_NODES, MAX_PATHS
@@ -82,14 +82,20 @@ class CitationAnswer(BaseModel):
         return [d.title for d in self.incoming]
 
 
-def citation_answer(graph: GraphStore, manifest: ManifestStore, asked: str,
+# The published chunks by id (ManifestStore.chunks): the citing and cited clauses' text.
+ChunkLookup = Callable[[set[str]], Mapping[str, Chunk]]
+
+
+def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
                     flt: SearchFilter) -> CitationAnswer:
-    """Who cites `asked` (a title, 《title》, or 《title》第N条) and what it cites."""
+    """Who cites `asked` (a title, 《title》, or 《title》第N条) and what it cites; a title no
+    document holds is answered by the citations that name it (a repealed law)."""
     text = unicodedata.normalize("NFKC", asked).strip()
     match = _ASKED.match(text)
     name, article = (match.group(1), match.group(2)) if match else (text, None)
     entities = graph.entities(flt.tenants)
-    titles = TitleIndex(e.name for e in entities if e.type == "Document")
+    titles = TitleIndex([e.name for e in entities if e.type == "Document"]
+                        + [m.group(1) for e in entities if (m := _CLAUSE.match(e.name))])
     found = titles.resolve(name)
     if found.title is None:
         return CitationAnswer(asked=asked, title=None, rule=found.rule, article=article,
@@ -102,7 +108,7 @@ def citation_answer(graph: GraphStore, manifest: ManifestStore, asked: str,
     starts = clauses if article else [title, *clauses]
     incoming, cut_in = _walk(graph, starts, flt, "in")
     outgoing, cut_out = _walk(graph, starts, flt, "out")
-    chunks = manifest.chunks({p.relations[0].source_chunk_id for p in incoming + outgoing})
+    chunks = chunks_of({p.relations[0].source_chunk_id for p in incoming + outgoing})
 
     def citation(path: GraphPath, cited: str) -> CitingClause:
         r = path.relations[0]
@@ -124,7 +130,7 @@ def citation_answer(graph: GraphStore, manifest: ManifestStore, asked: str,
         entry.clauses.append(citation(path, path.nodes[0].name))
     targets = [CitedTarget(cited=p.nodes[1].name, document=_document(p.nodes[1].name),
                            citation=citation(p, p.nodes[1].name)) for p in outgoing]
-    _cited_text(graph, manifest, targets, flt)
+    _cited_text(graph, chunks_of, targets, flt)
     for entry in by_doc.values():
         entry.clauses.sort(key=lambda c: (c.clause_no or "", c.chunk_id, c.cited))
     return CitationAnswer(
@@ -155,7 +161,7 @@ def _walk(graph: GraphStore, starts: Sequence[str], flt: SearchFilter,
     return found, truncated
 
 
-def _cited_text(graph: GraphStore, manifest: ManifestStore, targets: list[CitedTarget],
+def _cited_text(graph: GraphStore, chunks_of: ChunkLookup, targets: list[CitedTarget],
                 flt: SearchFilter) -> None:
     """The cited clauses' own chunks and text, in the versions `flt` sees (its business date)."""
     refs = sorted({(m.group(1), m.group(2)) for t in targets
@@ -163,7 +169,7 @@ def _cited_text(graph: GraphStore, manifest: ManifestStore, targets: list[CitedT
     if not refs:
         return
     found = graph.clause_chunks(refs, flt)
-    chunks = manifest.chunks({c for ids in found.values() for c in ids})
+    chunks = chunks_of({c for ids in found.values() for c in ids})
     for target in targets:
         match = _CLAUSE.match(target.cited)
         ids = found.get((match.group(1), match.group(2)), []) if match else []
@@ -193,7 +199,7 @@ def citations_for(settings: Settings, asked: str, *, tenant_id: str, groups: lis
         graph = open_graph(settings, manifest.generation)
         try:
             with graph.reading():
-                return citation_answer(graph, manifest, asked, flt)
+                return citation_answer(graph, manifest.chunks, asked, flt)
         finally:
             graph.close()
     finally:
