@@ -7,10 +7,10 @@ The questions were written by someone who had not read the graph code (eval/
 citation_questions.jsonl): who cites a law (every citing file is gold), what one article cites
 (the cited files and articles), and two hops (the cited article's text holds a key phrase).
 Every law is parsed and chunked by kbflow (bench/citations.py's cache) and its triples extracted
-as an ingest does (the folder's titles, the version's own article numbers), then written to an
-embedded LadybugDB graph: everything but the embedding. Each question is asked through
-`ingest.search.citations.citation_answer` with its structured fields (the target title, the
-source article): the routing of the question's wording is not what is measured here.
+as an ingest does (the folder's titles, the version's own article numbers), then written to a
+graph store (Neo4j by default, or LadybugDB): everything but the embedding. Each question is
+asked through `ingest.search.citations.citation_answer` with its structured fields (the target
+title, the source article): the routing of the question's wording is not measured here.
 
 A who-cites answer is complete when every gold file's document is among the citing documents;
 a cites-what answer when every gold file's document is cited from the article (and every gold
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import time
 import unicodedata
+import uuid
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -34,20 +36,30 @@ from bench import write_section
 from bench.citations import CACHE, LAWS, RESULTS, Law, load
 from ingest.graph import extract_triples
 from ingest.graph.link import article_spellings
+from ingest.graph.normalize import canonical
 from ingest.graph.titles import TitleIndex
 from ingest.models import Chunk, SearchFilter
 from ingest.search.citations import CitationAnswer, citation_answer
 from ingest.stores.ladybug_graph import LadybugGraphStore
+from ingest.stores.neo4j_graph import Neo4jGraphStore
+from ingest.stores.protocols import GraphStore
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "citation_questions.jsonl"
 GRAPH = Path("/tmp/kbflow_law_graph")
 WRITE_BATCH = 2000  # chunks per graph upsert
 
 
-def build(laws: list[Law], folder: Path) -> LadybugGraphStore:
-    """The laws' chunks and triples in a fresh embedded graph."""
+def open_store(store: str, folder: Path) -> GraphStore:
+    """A fresh graph: LadybugDB in `folder`, or a new generation on the test Neo4j server."""
+    if store == "neo4j":
+        uri = os.environ.get("KBFLOW_NEO4J_URI", "bolt://127.0.0.1:7687")
+        return Neo4jGraphStore(uri, generation=f"cq_{uuid.uuid4().hex[:12]}")
     shutil.rmtree(folder, ignore_errors=True)
-    graph = LadybugGraphStore(folder)
+    return LadybugGraphStore(folder)
+
+
+def build(laws: list[Law], graph: GraphStore) -> GraphStore:
+    """The laws' chunks and triples written to `graph`."""
     index = TitleIndex(law.title for law in laws)
     chunks: list[Chunk] = []
     titles: dict[str, str] = {}
@@ -56,7 +68,7 @@ def build(laws: list[Law], folder: Path) -> LadybugGraphStore:
         articles = {c.clause_no for c in law.chunks if c.clause_no}
         triples += extract_triples(law.chunks, law.title, index, articles)
         chunks += law.chunks
-        titles |= {c.version_key: law.title for c in law.chunks}
+        titles |= {c.version_key: canonical(law.title) for c in law.chunks}
     for at in range(0, len(chunks), WRITE_BATCH):
         graph.upsert(chunks[at:at + WRITE_BATCH], [], titles)
     for at in range(0, len(triples), WRITE_BATCH):
@@ -93,11 +105,11 @@ def judge(question: dict[str, Any], answer: CitationAnswer, doc_of: dict[str, st
     return {"complete": not missed, "missed": missed}
 
 
-def run(questions: list[dict[str, Any]], laws: list[Law], graph: LadybugGraphStore
+def run(questions: list[dict[str, Any]], laws: list[Law], graph: GraphStore
         ) -> list[dict[str, Any]]:
     chunks = {c.chunk_id: c for law in laws for c in law.chunks}
     doc_of = {law.file: law.chunks[0].doc_id for law in laws if law.chunks}
-    title_of = {law.file: law.title for law in laws}
+    title_of = {law.file: canonical(law.title) for law in laws}
     text_of = {cid: c.text for cid, c in chunks.items()}
     flt = SearchFilter(tenant_id="bench", groups=["all"], as_of=date.today())
     rows = []
@@ -117,11 +129,11 @@ def run(questions: list[dict[str, Any]], laws: list[Law], graph: LadybugGraphSto
     return rows
 
 
-def report(rows: list[dict[str, Any]]) -> str:
+def report(rows: list[dict[str, Any]], store: str) -> str:
     lines = ["## Citation questions (bench/citation_questions.py)", "",
              f"{len(rows)} questions over the whole laws folder (eval/citation_questions.jsonl, "
              "written by a helper who had not read the graph code), answered by "
-             "`citation_answer` over an embedded graph of all 1,424 laws (parse, chunk, "
+             f"`citation_answer` over a {store} graph of all 1,424 laws (parse, chunk, "
              "extract; no embedding). Complete: every gold file found.", "",
              "| kind | questions | complete | share |", "|---|---|---|---|"]
     for kind in ("who_cites", "cites_what", "two_hop", "all"):
@@ -143,20 +155,27 @@ def main() -> None:
     parser.add_argument("--laws", type=Path, default=LAWS)
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--graph", type=Path, default=GRAPH)
+    parser.add_argument("--store", choices=["neo4j", "ladybug"], default="neo4j",
+                        help="neo4j: the test server (deploy/local/engines.sh start); LadybugDB "
+                             "writes the 80k relations far slower on this machine")
     parser.add_argument("--no-results", action="store_true")
     args = parser.parse_args()
     questions = [json.loads(line) for line in args.questions.read_text(encoding="utf-8")
                  .splitlines() if line.strip()]
     laws = load(args.laws, args.cache)
     started = time.perf_counter()
-    graph = build(laws, args.graph)
-    print(f"graph built in {time.perf_counter() - started:.0f} s")
+    graph = open_store(args.store, args.graph)
     try:
+        build(laws, graph)
+        print(f"graph built in {time.perf_counter() - started:.0f} s")
         rows = run(questions, laws, graph)
     finally:
+        if args.store == "neo4j":
+            graph.drop()
         graph.close()
-    text = report(rows)
+    text = report(rows, args.store)
     print(text)
+    args.graph.mkdir(parents=True, exist_ok=True)
     (args.graph / "answers.json").write_text(json.dumps(rows, ensure_ascii=False, indent=1),
                                              encoding="utf-8")
     if not args.no_results:
