@@ -62,8 +62,8 @@ def base(title: str) -> str:
 
 def loose_brackets(title: str) -> str:
     """〈〉 nested in a title and 《》 around it are the same title without them."""
-    text = unicodedata.normalize("NFKC", title).strip()
-    return text.replace("〈", "").replace("〉", "").strip("《》")
+    text = unicodedata.normalize("NFKC", title).strip().strip("《》")
+    return re.sub(r"[〈〉《》]", "", text)
 
 
 def shortened(key: str) -> dict[str, str]:

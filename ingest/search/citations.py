@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ingest.config import Settings
 from ingest.graph.link import article_spellings
-from ingest.graph.titles import TitleIndex
+from ingest.graph.titles import TitleIndex, loose, loose_brackets
 from ingest.manifest import ManifestStore
 from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.scopes import TenantTree
@@ -33,7 +33,7 @@ from ingest.stores.protocols import GraphStore
 
 PREDICATES = ("引用", "引用条款")
 _CLAUSE = re.compile(r"^《(.+)》(.+)$")
-_ASKED = re.compile(r"^《?([^《》]+?)》?\s*(第\S+条)?$")
+_ASKED = re.compile(r"\s*(第[^第]+条)$")  # 《title》第N条: the article asked about
 SNIPPET = 160  # characters of a clause's text shown with a citation
 BATCH = 50  # start entities read together
 
@@ -91,8 +91,9 @@ def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
     """Who cites `asked` (a title, 《title》, or 《title》第N条) and what it cites; a title no
     document holds is answered by the citations that name it (a repealed law)."""
     text = unicodedata.normalize("NFKC", asked).strip()
-    match = _ASKED.match(text)
-    name, article = (match.group(1), match.group(2)) if match else (text, None)
+    match = _ASKED.search(text)
+    article = match.group(1) if match else None
+    name = loose_brackets(text[:match.start()] if match else text)
     entities = graph.entities(flt.tenants)
     titles = TitleIndex([e.name for e in entities if e.type == "Document"]
                         + [m.group(1) for e in entities if (m := _CLAUSE.match(e.name))])
@@ -101,11 +102,13 @@ def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
         return CitationAnswer(asked=asked, title=None, rule=found.rule, article=article,
                               incoming=[], outgoing=[])
     title = found.title
+    # every spelling of the title the graph holds (〈〉 or 《》 nested inside it)
+    same = {e.name for e in entities if e.type == "Document" and _key(e.name) == _key(title)}
     wanted = article_spellings(article) if article else None
     clauses = sorted(e.name for e in entities if e.type == "Clause"
-                     and (m := _CLAUSE.match(e.name)) and m.group(1) == title
+                     and (m := _CLAUSE.match(e.name)) and _key(m.group(1)) == _key(title)
                      and (wanted is None or m.group(2) in wanted))
-    starts = clauses if article else [title, *clauses]
+    starts = clauses if article else [*sorted(same | {title}), *clauses]
     incoming, cut_in = _walk(graph, starts, flt, "in")
     outgoing, cut_out = _walk(graph, starts, flt, "out")
     chunks = chunks_of({p.relations[0].source_chunk_id for p in incoming + outgoing})
@@ -123,7 +126,7 @@ def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
     for path in incoming:
         r = path.relations[0]
         citing = _document(r.subject)
-        if citing == title:
+        if _key(citing) == _key(title):
             continue  # the document's own article references
         entry = by_doc.setdefault(r.doc_id, CitingDocument(title=citing, doc_id=r.doc_id,
                                                            clauses=[]))
@@ -176,6 +179,10 @@ def _cited_text(graph: GraphStore, chunks_of: ChunkLookup, targets: list[CitedTa
         target.target_chunks = ids
         target.target_text = " ".join(" ".join(chunks[c].text.split()) for c in ids
                                       if c in chunks)[:SNIPPET * 2]
+
+
+def _key(title: str) -> str:
+    return loose(loose_brackets(title))
 
 
 def _document(name: str) -> str:
