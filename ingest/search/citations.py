@@ -110,8 +110,14 @@ def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
                      and (wanted is None or m.group(2) in wanted))
     starts = clauses if article else [*sorted(same | {title}), *clauses]
     incoming, cut_in = _walk(graph, starts, flt, "in")
-    outgoing, cut_out = _walk(graph, starts, flt, "out")
+    # what an article cites includes the documents it names without an article: 引用 edges
+    # leave the document entity, from that article's chunks
+    outgoing, cut_out = _walk(graph, [*sorted(same | {title}), *clauses], flt, "out")
     chunks = chunks_of({p.relations[0].source_chunk_id for p in incoming + outgoing})
+    if article:
+        outgoing = [p for p in outgoing if p.relations[0].predicate == "引用条款"
+                    or ((c := chunks.get(p.relations[0].source_chunk_id)) is not None
+                    and c.clause_no in (wanted or ()))]
 
     def citation(path: GraphPath, cited: str) -> CitingClause:
         r = path.relations[0]
