@@ -111,7 +111,7 @@ def run(questions: list[dict[str, Any]], laws: list[Law], graph: GraphStore
     doc_of = {law.file: law.chunks[0].doc_id for law in laws if law.chunks}
     title_of = {law.file: canonical(law.title) for law in laws}
     text_of = {cid: c.text for cid, c in chunks.items()}
-    flt = SearchFilter(tenant_id="bench", groups=["all"], as_of=date.today())
+    flt = SearchFilter(tenant_id="bench", groups=["all"], as_of=date.today(), hidden_keys=[])
     rows = []
     for q in questions:
         asked = q["target_title"] + (q.get("source_article") or "")
