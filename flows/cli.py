@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     graph.add_argument("--as-of", type=_day, default=None,
                        help="business date YYYY-MM-DD (default today)")
     graph.add_argument("--json", action="store_true")
+    graph.add_argument("--citations", action="store_true",
+                       help="the document's (or 《title》第N条's) incoming and outgoing citations")
 
     chunks = commands.add_parser("chunks", help="a document's published chunks: boundaries, "
                                  "kinds, pages, prefixes, token counts and parents")
@@ -536,6 +538,8 @@ def _search(args: argparse.Namespace, settings: Settings) -> int:
 def _graph(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.search.graph_channel import describe, entity_relations
 
+    if args.citations:
+        return _citations(args, settings)
     found = entity_relations(
         settings, args.entity, tenant_id=args.tenant or settings.default_tenant,
         groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(),
@@ -559,6 +563,34 @@ def _graph(args: argparse.Namespace, settings: Settings) -> int:
                      else "(chunk not in the manifest)")
             console.print(f"   [dim]{shown(relation.predicate)} {shown(relation.extractor)} "
                           f"{relation.confidence:.2f} ← {shown(where)}[/]")
+    return 0
+
+
+def _citations(args: argparse.Namespace, settings: Settings) -> int:
+    from ingest.search.citations import citations_for
+
+    found = citations_for(settings, args.entity, tenant_id=args.tenant or settings.default_tenant,
+                          groups=args.groups or settings.default_acl,
+                          as_of=args.as_of or date.today())
+    if args.json:
+        _print_json(found)
+        return 0 if found.title else 1
+    if found.title is None:
+        console.print(f"{shown(args.entity)} names no document in the graph ({found.rule})")
+        return 1
+    console.print(f"[bold]《{shown(found.title)}》{shown(found.article or '')}[/] "
+                  f"({shown(found.rule)}): cited by {len(found.incoming)} documents"
+                  + (" [red](truncated)[/]" if found.truncated else ""))
+    for doc in found.incoming:
+        console.print(f"  ← 《{shown(doc.title)}》 [dim]{shown(doc.doc_id)}[/]")
+        for c in doc.clauses:
+            console.print(f"     {shown(c.clause_no or '-')}: {shown(c.surface)} "
+                          f"[dim]{shown(c.rule)} {c.confidence:.2f}[/]")
+    console.print(f"[bold]cites[/] {len(found.outgoing)}:")
+    for t in found.outgoing:
+        console.print(f"  {shown(t.citation.clause_no or '-')} → {shown(t.cited)} "
+                      f"[dim]{shown(t.citation.rule)}[/]"
+                      + (f"\n     [dim]{shown(t.target_text[:100])}[/]" if t.target_text else ""))
     return 0
 
 

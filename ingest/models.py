@@ -233,6 +233,9 @@ class Triple(BaseModel):
     version_id: str
     extractor: str
     confidence: float
+    # A citation's text as written (《公司法》第十条) and how its title resolved (graph/titles.py)
+    surface: str = ""
+    rule: str = ""
 
 
 class SearchFilter(BaseModel):

@@ -65,3 +65,10 @@ def test_clauses_link_by_number_within_a_named_title() -> None:
 def test_roles_link_through_their_aliases() -> None:
     assert linked("部门主管能审批什么") == [("部门负责人", 0.9)]
     assert linked("今天天气怎么样") == []
+
+
+def test_a_quoted_title_links_through_its_variants() -> None:
+    index = EntityIndex([*ENTITIES, GraphNode(name="中华人民共和国公司法", type="Document")])
+    assert [(link.name, link.surface) for link in index.link("哪些规定引用了《公司法》")] == [
+        ("中华人民共和国公司法", "《公司法》")]
+    assert index.link("哪些规定引用了《管理办法》") == []  # generic: names no document

@@ -534,6 +534,25 @@ def test_graph_clause_chunks_find_a_titled_clause_the_reader_may_see(graph_store
     assert graph_store.clause_chunks(wanted, flt(hidden_keys=["policy@1", "policy@2"])) == {}
 
 
+def test_graph_citations_keep_surface_and_rule_and_reach_the_cited_clause(graph_store) -> None:
+    """A citation edge (graph/citations.py) keeps how it was written and resolved, on every
+    read; the cited clause is found whichever numbering the citation wrote (第12条/第十二条)."""
+    cited = make_chunk(12, doc="fund").model_copy(update={"clause_no": "第十二条"})
+    citing = make_chunk(3, doc="contract")
+    edge = Triple(subject="《合同管理办法》第3条", subject_type="Clause", predicate="引用条款",
+                  object="《资金管理办法》第12条", object_type="Clause",
+                  source_chunk_id=citing.chunk_id, doc_id="contract", version_id="1",
+                  extractor="rules@test", confidence=0.76, surface="《XX集团资金管理办法》第12条",
+                  rule="prefix")
+    graph_store.upsert([cited, citing], [edge], {"fund@1": "资金管理办法",
+                                                 "contract@1": "合同管理办法"})
+    assert graph_store.triples("contract@1") == [edge]
+    paths = graph_store.paths(["《资金管理办法》第12条"], flt(), direction="in", hops=1)
+    assert [(p.relations[0].surface, p.relations[0].rule) for p in paths] == [
+        ("《XX集团资金管理办法》第12条", "prefix")]
+    assert graph_store.clause_chunks([("资金管理办法", "第12条")], flt()) == {
+        ("资金管理办法", "第12条"): [cited.chunk_id]}
+
 # ---- tenant scopes (issue 25) -------------------------------------------------------------------
 # A group "grp" with two subsidiaries, "sub-a" and "sub-b". A reader of sub-a is handed its own
 # tenant and its ancestors (ingest.scopes.TenantTree.visible): it sees the group's documents and

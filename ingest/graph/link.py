@@ -2,7 +2,8 @@
 
 The vocabulary is the graph's own entity names (a store's `entities(tenant)`), read through the
 same canonical spelling the extractors write (normalize.py), so 部门主管 in a query finds the
-部门负责人 node. Recognised: document titles with or without 《》, clause numbers in either form
+部门负责人 node. Recognised: document titles with or without 《》 (a quoted title also through its
+variants: 《公司法》 → 中华人民共和国公司法, graph/titles.py), clause numbers in either form
 (第十二条, 第12条, 12条, 4.2; tied to a title when the query names one), roles (with their
 aliases) and any other entity name the query contains. A name inside a longer linked name
 (差旅费 inside 差旅费管理办法) is dropped: the longer one is what the reader meant; a title inside
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ingest.graph.normalize import ALIASES, canonical
+from ingest.graph.titles import TitleIndex
 from ingest.models import GraphNode
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
@@ -50,6 +52,33 @@ def clause_key(text: str) -> str | None:
     if _DECIMAL.fullmatch(text):
         return f"dec:{text}"
     return None
+
+
+def article_spellings(clause_no: str) -> set[str]:
+    """A 第N条 clause number as either numbering writes it (第12条 ↔ 第十二条): a citation may
+    spell it otherwise than the cited text's own heading."""
+    match = _ARTICLE.fullmatch(unicodedata.normalize("NFKC", clause_no).strip())
+    number = chinese_number(match.group(1)) if match and match.group(1) else None
+    if number is None:
+        return {clause_no}
+    return {clause_no, f"第{number}条", f"第{chinese_numeral(number)}条"}
+
+
+def chinese_numeral(number: int) -> str:
+    """12 → 十二, 105 → 一百零五, 1260 → 一千二百六十 (as laws number their articles)."""
+    digits = "零一二三四五六七八九"
+    parts: list[str] = []
+    zero = False
+    for unit, name in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = number // unit % 10
+        if digit:
+            if zero and parts:
+                parts.append("零")
+            parts.append(("" if unit == 10 and number < 20 else digits[digit]) + name)
+            zero = False
+        elif parts:
+            zero = True
+    return "".join(parts) or "零"
 
 
 def chinese_number(text: str) -> int | None:
@@ -87,6 +116,7 @@ class EntityIndex:
                              key=lambda n: (-len(n), n))
         self._aliases = {variant: name for variant, name in ALIASES.items()
                          if name in self.by_name}
+        self._titles: TitleIndex | None = None  # built when a quoted title needs resolving
 
     def link(self, query: str) -> list[Link]:
         """Entities the query names, best evidence first (each entity once)."""
@@ -98,6 +128,11 @@ class EntityIndex:
             for node in self.by_name.get(name, []):
                 found.append((match.start(), match.end(), Link(node.name, node.type,
                                                                match.group(0), 1.0)))
+            if name not in self.by_name:  # 《公司法》 for 中华人民共和国公司法 (graph/titles.py)
+                resolved = self._title_index().resolve(name)
+                if resolved.title is not None:
+                    found.append((match.start(), match.end(), Link(
+                        resolved.title, "Document", match.group(0), resolved.confidence)))
         for name in self._names:
             for start in _occurrences(text, name):
                 for node in self.by_name[name]:
@@ -121,6 +156,11 @@ class EntityIndex:
             if key not in best or link.score > best[key].score:
                 best[key] = link
         return sorted(best.values(), key=lambda link: (-link.score, link.name, link.type))
+
+    def _title_index(self) -> TitleIndex:
+        if self._titles is None:
+            self._titles = TitleIndex(self.titles)
+        return self._titles
 
     def _clauses(self, text: str, titles: set[str]) -> list[tuple[int, int, Link]]:
         """Clause entities by number; within the titles the query names when it names any."""

@@ -27,7 +27,7 @@ import json
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ from ingest.config import Settings
 from ingest.graph import extract_triples
 from ingest.graph.llm_reply import fitted, normalized_item, payload_of, rejection
 from ingest.graph.normalize import canonical, canonical_predicate
+from ingest.graph.titles import TitleIndex
 from ingest.llm import LLMClient, Message
 from ingest.models import Chunk, ChunkKind, Triple
 
@@ -290,10 +291,14 @@ def extract_triples_llm(chunks: Sequence[Chunk], title: str, settings: Settings,
         llm.close()
 
 
-def extract(chunks: Sequence[Chunk], title: str, settings: Settings) -> Extraction:
-    """The triples of the configured extractor(s); with both, a fact both state (same entities,
+def extract(chunks: Sequence[Chunk], title: str, settings: Settings,
+            titles: TitleIndex | None = None, articles: Collection[str] | None = None
+            ) -> Extraction:
+    """The triples of the configured extractor(s), the rules' citations resolved through
+    `titles` and the version's own `articles`; with both, a fact both state (same entities,
     predicate and chunk) is kept once, with the higher confidence."""
-    rules = extract_triples(chunks, title) if settings.graph_extractor != "llm" else []
+    rules = (extract_triples(chunks, title, titles, articles)
+             if settings.graph_extractor != "llm" else [])
     if settings.graph_extractor == "rules":
         return Extraction(rules)
     tally: Counter[str] = Counter()

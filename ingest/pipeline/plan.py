@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ingest.diff import diff_chunks
 from ingest.graph.llm import extract
+from ingest.graph.titles import TitleIndex
 from ingest.lifecycle import VersionDates, closing_dates, superseded_keys
 from ingest.manifest import ManifestStore
 from ingest.models import State, version_key
@@ -45,9 +46,10 @@ def date_versions(manifest: ManifestStore, jobs: Sequence[VersionJob],
     return dated
 
 
-def plan(ctx: RunContext, job: VersionJob) -> Planned | None:
-    """The version's diff against what is published, and the triples of its writes; None when
-    this fails (the version's failure, not the run's)."""
+def plan(ctx: RunContext, job: VersionJob, titles: TitleIndex | None = None) -> Planned | None:
+    """The version's diff against what is published, and the triples of its writes, citations
+    resolved through `titles` (the run's and the published ones); None when this fails (the
+    version's failure, not the run's)."""
     try:
         with ctx.clock.stage("diff"):
             for c in job.chunks:
@@ -58,7 +60,8 @@ def plan(ctx: RunContext, job: VersionJob) -> Planned | None:
         return None
     try:
         with ctx.clock.stage("graph"):
-            extraction = extract(diff.writes, job.meta.title, ctx.settings)
+            articles = {c.clause_no for c in job.chunks if c.clause_no}
+            extraction = extract(diff.writes, job.meta.title, ctx.settings, titles, articles)
     except Exception as exc:  # noqa: BLE001 - this version's failure, not the run's
         ctx.fail(Failure.raised("graph", exc, job.meta.source_path, job.key))
         return None

@@ -21,6 +21,7 @@ from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
+from ingest.graph.titles import TitleIndex
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
@@ -63,7 +64,8 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     tokens = ctx.tokens()
     jobs, outcome.selection = prepare(ctx, files, params, tokens)
     jobs = date_versions(ctx.manifest, jobs, params.version)
-    outcome.planned = [p for job in jobs if (p := plan(ctx, job)) is not None]
+    titles = TitleIndex(ctx.manifest.titles() | {j.meta.title for j in jobs if j.meta.title})
+    outcome.planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
     outcome.over_budget = sum(over_budget(p.job.chunks, tokens.count, tokens.max_tokens)
                               for p in outcome.planned)
     if outcome.over_budget:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ingest.embed import Embedding
+from ingest.graph.normalize import canonical
 from ingest.models import ROLE_STEPS, Chunk, ChunkKind, StoreRole
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
@@ -86,8 +87,10 @@ def write_graph(stores: Stores, group: Sequence[Planned],
     for p in group:
         stale |= _ids(p.diff.changed)
     stores.graph.delete_chunks(sorted(stale))
+    # titles as relations name them (canonical: NFKC), so a cited clause finds its chunks
     stores.graph.upsert(_writes(group), [t for p in group for t in p.triples],
-                        {p.version_key: p.job.meta.title for p in group})
+                        {p.version_key: canonical(p.job.meta.title) for p in group
+                         if p.job.meta.title})
 
 
 ROLE_WRITERS: dict[StoreRole, RoleWriter] = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
+from ingest.graph.link import article_spellings
 from ingest.models import OPEN_END, OPEN_START, Chunk, GraphNode, GraphPath, Triple, day_number
 
 Direction = Literal["out", "in", "both"]
@@ -21,7 +22,8 @@ MAX_PATHS = 1000
 MAX_NODES = 5000
 # Columns every store's hop query returns, in this order ("a" is the frontier node, "b" the next).
 HOP_COLUMNS = ("a_key", "a_name", "a_type", "b_key", "b_name", "b_type", "predicate",
-               "source_chunk_id", "doc_id", "version_id", "extractor", "confidence")
+               "source_chunk_id", "doc_id", "version_id", "extractor", "confidence", "surface",
+               "rule")
 # What a relation whose source chunk is unknown gets: no reader's tenant is ''.
 HIDDEN = {"tenant_id": "", "acl": [], "eff_from": 0, "eff_to": 0}
 
@@ -73,6 +75,7 @@ def step(row: Sequence[Any], outgoing: bool) -> Step:
         subject=subject, subject_type=subject_type, predicate=r["predicate"], object=obj,
         object_type=object_type, source_chunk_id=r["source_chunk_id"], doc_id=r["doc_id"],
         version_id=r["version_id"], extractor=r["extractor"], confidence=r["confidence"],
+        surface=r["surface"] or "", rule=r["rule"] or "",
     )
     return Step(r["a_key"], r["b_key"], GraphNode(name=r["b_name"], type=r["b_type"]), relation)
 
@@ -117,13 +120,21 @@ def bounded_paths(starts: dict[str, GraphNode], expand: Callable[[list[str], int
     return found
 
 
+def clause_numbers(clauses: Sequence[tuple[str, str]]) -> list[str]:
+    """Every spelling of the asked-for clause numbers (第12条 finds a clause headed 第十二条)."""
+    return sorted({s for _, number in clauses for s in article_spellings(number)})
+
+
 def by_clause(rows: Sequence[Sequence[Any]], clauses: Sequence[tuple[str, str]],
               ) -> dict[tuple[str, str], list[str]]:
     """(title, clause_no, chunk_id) rows grouped by the asked-for (title, clause_no) pairs
-    (the query matched titles and numbers separately)."""
-    wanted = set(clauses)
+    (the query matched titles and numbers separately; numbers in either spelling)."""
+    wanted: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for title, number in clauses:
+        for spelling in article_spellings(number):
+            wanted.setdefault((title, spelling), []).append((title, number))
     found: dict[tuple[str, str], list[str]] = {}
     for title, number, chunk_id in rows:
-        if (title, number) in wanted:
-            found.setdefault((title, number), []).append(chunk_id)
+        for asked in dict.fromkeys(wanted.get((title, number), [])):
+            found.setdefault(asked, []).append(chunk_id)
     return found

@@ -38,6 +38,7 @@ from ingest.stores.graph_paths import (
     bounded_paths,
     by_clause,
     check_limits,
+    clause_numbers,
     directions,
     step,
     visibility_of,
@@ -63,7 +64,10 @@ _VISIBILITY_COLUMNS = [
     for table in ("Chunk", "RELATES")
     for column in ("tenant_id STRING DEFAULT ''", "acl STRING[] DEFAULT []",
                    "eff_from INT64 DEFAULT 0", "eff_to INT64 DEFAULT 0")
-] + ["ALTER TABLE Document ADD IF NOT EXISTS title STRING DEFAULT ''"]
+] + ["ALTER TABLE Document ADD IF NOT EXISTS title STRING DEFAULT ''",
+      # a citation's written form and resolution rule (files written before have '')
+      "ALTER TABLE RELATES ADD IF NOT EXISTS surface STRING DEFAULT ''",
+      "ALTER TABLE RELATES ADD IF NOT EXISTS rule STRING DEFAULT ''"]
 _VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = r.eff_from, " \
                   "{v}.eff_to = r.eff_to"
 
@@ -100,7 +104,8 @@ MATCH (s:Entity {key: r.skey}), (o:Entity {key: r.okey})
 MERGE (s)-[e:RELATES {predicate: r.predicate, source_chunk_id: r.source_chunk_id}]->(o)
 SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
-    e.confidence = r.confidence, """ + _VISIBILITY_SET.format(v="e") + """
+    e.confidence = r.confidence, e.surface = r.surface, e.rule = r.rule,
+    """ + _VISIBILITY_SET.format(v="e") + """
 """
 _CHUNK_VISIBILITY = """
 MATCH (c:Chunk) WHERE c.chunk_id IN $ids
@@ -114,7 +119,7 @@ def _hop(outgoing: bool, visible: str) -> str:
 MATCH (a:Entity){'-[e:RELATES]->' if outgoing else '<-[e:RELATES]-'}(b:Entity)
 WHERE a.key IN $frontier AND ($all_predicates OR e.predicate IN $predicates) AND {visible}
 RETURN a.key, a.name, a.type, b.key, b.name, b.type, e.predicate, e.source_chunk_id, e.doc_id,
-       e.version_id, e.extractor, e.confidence
+       e.version_id, e.extractor, e.confidence, e.surface, e.rule
 ORDER BY e.confidence DESC, b.key, e.source_chunk_id LIMIT $limit
 """
 
@@ -245,12 +250,14 @@ class LadybugGraphStore:
         result = self._rows(
             """MATCH (s:Entity)-[e:RELATES]->(o:Entity) WHERE e.version_key = $key
                RETURN s.name, e.predicate, o.name, e.subject_type, e.object_type,
-                      e.source_chunk_id, e.doc_id, e.version_id, e.extractor, e.confidence
+                      e.source_chunk_id, e.doc_id, e.version_id, e.extractor, e.confidence,
+                      e.surface, e.rule
                ORDER BY e.source_chunk_id, e.predicate, o.name""",
             {"key": version_key},
         )
         fields = ["subject", "predicate", "object", "subject_type", "object_type",
-                  "source_chunk_id", "doc_id", "version_id", "extractor", "confidence"]
+                  "source_chunk_id", "doc_id", "version_id", "extractor", "confidence",
+                  "surface", "rule"]
         return [Triple(**dict(zip(fields, row, strict=True))) for row in result]
 
     def chunk_ids(self, version_key: str) -> set[str]:
@@ -302,7 +309,7 @@ class LadybugGraphStore:
         result = self._rows(
             _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
             params | {"titles": sorted({t for t, _ in clauses}),
-                      "numbers": sorted({n for _, n in clauses})})
+                      "numbers": clause_numbers(clauses)})
         return by_clause(result, clauses)
 
     def entities(self, tenants: Sequence[str],

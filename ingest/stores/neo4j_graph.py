@@ -39,6 +39,7 @@ from ingest.stores.graph_paths import (
     bounded_paths,
     by_clause,
     check_limits,
+    clause_numbers,
     directions,
     step,
     visibility_of,
@@ -90,7 +91,8 @@ MERGE (s)-[e:RELATES {generation: $g, key: r.key}]->(o)
 SET e.predicate = r.predicate, e.source_chunk_id = r.source_chunk_id,
     e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
-    e.confidence = r.confidence, """ + _VISIBILITY_SET.format(v="e") + """
+    e.confidence = r.confidence, e.surface = r.surface, e.rule = r.rule,
+    """ + _VISIBILITY_SET.format(v="e") + """
 """
 _CHUNK_VISIBILITY = """
 MATCH (c:Chunk {generation: $g}) WHERE c.chunk_id IN $ids
@@ -106,7 +108,7 @@ MATCH (a:Entity {{generation: $g}}){'-[e:RELATES]->' if outgoing else '<-[e:RELA
 WHERE a.key IN $frontier AND e.generation = $g
   AND ($all_predicates OR e.predicate IN $predicates) AND {visible}
 RETURN a.key, a.name, a.type, b.key, b.name, b.type, e.predicate, e.source_chunk_id, e.doc_id,
-       e.version_id, e.extractor, e.confidence
+       e.version_id, e.extractor, e.confidence, coalesce(e.surface, ''), coalesce(e.rule, '')
 ORDER BY e.confidence DESC, b.key, e.source_chunk_id LIMIT $limit
 """
 
@@ -133,7 +135,8 @@ MATCH (s:Entity)-[e:RELATES {generation: $g, version_key: $key}]->(o:Entity)
 RETURN s.name AS subject, e.predicate AS predicate, o.name AS object,
        e.subject_type AS subject_type, e.object_type AS object_type,
        e.source_chunk_id AS source_chunk_id, e.doc_id AS doc_id, e.version_id AS version_id,
-       e.extractor AS extractor, e.confidence AS confidence
+       e.extractor AS extractor, e.confidence AS confidence,
+       coalesce(e.surface, '') AS surface, coalesce(e.rule, '') AS rule
 ORDER BY source_chunk_id, predicate, object
 """
 
@@ -297,7 +300,7 @@ class Neo4jGraphStore:
         predicate, params = visible
         records = self._read(
             _CLAUSE_CHUNKS.replace("VISIBLE", predicate),
-            titles=sorted({t for t, _ in clauses}), numbers=sorted({n for _, n in clauses}),
+            titles=sorted({t for t, _ in clauses}), numbers=clause_numbers(clauses),
             **params)
         return by_clause([r.values() for r in records], clauses)
 

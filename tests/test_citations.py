@@ -1,0 +1,131 @@
+"""Citations resolved through a corpus's titles: variants, self-references, articles, dangling."""
+
+from __future__ import annotations
+
+from test_store_contract import make_chunk
+
+from ingest.graph import extract_triples
+from ingest.graph.citations import citations
+from ingest.graph.quality import graph_quality
+from ingest.graph.titles import TitleIndex
+
+LAWS = TitleIndex([
+    "中华人民共和国公司法", "中华人民共和国民事诉讼法", "中华人民共和国刑法",
+    "中华人民共和国刑法修正案（九）", "中华人民共和国刑法修正案（十）",
+    "最高人民法院关于适用《中华人民共和国民事诉讼法》的解释",
+    "人民检察院刑事诉讼规则", "人民检察院刑事诉讼规则（试行）",
+])
+COMPANY = TitleIndex(["采购管理办法", "资金管理办法", "宏远集团合同管理办法", "差旅费管理办法",
+                      "华东公司费用报销办法", "华南公司费用报销办法"])
+
+
+def test_a_title_resolves_through_its_variants() -> None:
+    cases = {
+        "中华人民共和国公司法": ("中华人民共和国公司法", "exact"),
+        "公司法": ("中华人民共和国公司法", "prefix"),
+        "中华人民共和国公司法（2023修订）": ("中华人民共和国公司法", "version"),
+        "刑法修正案(九)": ("中华人民共和国刑法修正案（九）", "prefix"),
+        "最高人民法院关于适用〈中华人民共和国民事诉讼法〉的解释":
+            ("最高人民法院关于适用《中华人民共和国民事诉讼法》的解释", "exact"),
+        "人民检察院刑事诉讼规则(试行)": ("人民检察院刑事诉讼规则（试行）", "exact"),
+        "人民检察院刑事诉讼规则": ("人民检察院刑事诉讼规则", "exact"),
+    }
+    for cited, (title, rule) in cases.items():
+        found = LAWS.resolve(cited)
+        assert (found.title, found.rule) == (title, rule), cited
+
+
+def test_company_prefixed_titles_resolve_to_the_document_itself() -> None:
+    found = COMPANY.resolve("XX集团采购管理办法")
+    assert (found.title, found.rule) == ("采购管理办法", "prefix")
+    # the prefixed document answers to its short title too
+    assert COMPANY.resolve("合同管理办法").title == "宏远集团合同管理办法"
+
+
+def test_two_documents_never_merge_on_a_generic_or_shared_title() -> None:
+    assert COMPANY.resolve("费用报销办法").rule == "dangling:ambiguous"
+    assert COMPANY.resolve("华北公司费用报销办法").title is None  # another company's
+    assert COMPANY.resolve("办法").rule == "dangling:generic"
+    assert COMPANY.resolve("营业执照").rule == "dangling:form"
+    assert LAWS.resolve("中华人民共和国合同法").rule == "dangling:not_in_corpus"
+
+
+def test_self_references_resolve_to_the_citing_document() -> None:
+    interpretation = "最高人民法院关于适用《中华人民共和国民事诉讼法》的解释"
+    assert LAWS.resolve("解释", interpretation).title == interpretation
+    found = list(citations("违反本法第十条、第十二条第二款规定的", "中华人民共和国公司法", LAWS))
+    assert [(c.surface, c.resolution.rule, c.article) for c in found] == [
+        ("本法第十条", "self", "第十条"), ("本法第十二条第二款", "self", "第十二条")]
+
+
+def test_article_references_go_to_the_cited_document() -> None:
+    text = ("依照《中华人民共和国刑法》第二百六十六条、第二百六十七条的规定，"
+            "并适用民事诉讼法第一百一十九条第一款；见《关于〈刑法〉第三十条的解释》。")
+    found = [(c.surface, c.resolution.title, c.article)
+             for c in citations(text, "某解释", LAWS) if c.article]
+    assert found == [
+        ("《中华人民共和国刑法》第二百六十六条", "中华人民共和国刑法", "第二百六十六条"),
+        ("《中华人民共和国刑法》第二百六十七条", "中华人民共和国刑法", "第二百六十七条"),
+        ("民事诉讼法第一百一十九条第一款", "中华人民共和国民事诉讼法", "第一百一十九条"),
+    ]
+
+
+def test_a_defined_abbreviation_names_what_it_stands_for() -> None:
+    text = ("根据《中华人民共和国民事诉讼法》（以下简称《民诉法》），制定本规定。"
+            "《民诉法》第五条规定的情形")
+    aliases = LAWS.aliases(text, "某规定")
+    found = [c for c in citations(text, "某规定", LAWS, aliases) if c.article]
+    assert [(c.resolution.title, c.resolution.rule, c.article) for c in found] == [
+        ("中华人民共和国民事诉讼法", "alias", "第五条")]
+
+
+def test_company_corpus_edges_carry_surface_rule_and_target_clause() -> None:
+    """《XX集团采购管理办法》第九条 in two documents and 《采购管理办法》 in a third: all three
+    cite one document, and the clause edge names its 第九条."""
+    texts = {"资金管理办法": "大额付款按《XX集团采购管理办法》第九条执行。",
+             "宏远集团合同管理办法": "合同签订前须完成《宏远集团采购管理办法》规定的比价。",
+             "差旅费管理办法": "差旅采购适用《采购管理办法》。"}
+    triples = [t for n, (title, text) in enumerate(texts.items())
+               for t in extract_triples([make_chunk(n, doc=title, text=text)], title, COMPANY)]
+    citing = {t.subject for t in triples if t.predicate == "引用" and t.object == "采购管理办法"}
+    assert citing == set(texts)
+    clause = [t for t in triples if t.predicate == "引用条款"]
+    assert [(t.subject, t.object, t.surface, t.rule) for t in clause] == [
+        ("《资金管理办法》第0条", "《采购管理办法》第九条", "《XX集团采购管理办法》第九条",
+         "prefix")]
+    assert all(0 < t.confidence < 1 for t in triples)
+
+
+def test_dangling_citations_are_kept_and_counted_by_kind() -> None:
+    chunk = make_chunk(1, text="依据《中华人民共和国合同法》和《公司法》，凭《营业执照》办理。")
+    triples = extract_triples([chunk], "某办法", LAWS)
+    quality = graph_quality(triples, ["某办法", *LAWS.titles])
+    assert quality.dangling_kinds == {"form": 1, "not_in_corpus": 1}
+    assert quality.dangling_references == {"中华人民共和国合同法": 1, "营业执照": 1}
+
+
+def test_bare_article_numbers_belong_to_the_text_unless_it_has_no_such_article() -> None:
+    own = list(citations("依照第五条处理。", "中华人民共和国公司法", LAWS, articles={"第五条"}))
+    assert [(c.resolution.title, c.resolution.rule) for c in own] == [
+        ("中华人民共和国公司法", "self")]
+    # a list of offences names 刑法's articles; its title says which law it is about
+    crimes = list(citations("109.洗钱罪(第191条)", "关于适用刑法分则规定的犯罪的罪名的意见", LAWS,
+                            articles=set()))
+    assert [(c.resolution.title, c.article) for c in crimes] == [("中华人民共和国刑法", "第191条")]
+    unknown = list(citations("依照第五条处理。", "某通知", LAWS, articles=set()))
+    assert [c.resolution.rule for c in unknown] == ["dangling:unknown_article"]
+    # an article's own heading inside a chunk cites nothing; an amendment's numbers are the law's
+    assert list(citations("第四条 内容。 第五条 内容。", "某规定", LAWS)) == []
+    amendment = list(citations("将第十七条修改为:", "中华人民共和国刑法修正案(十)", LAWS))
+    assert [(c.resolution.title, c.resolution.rule) for c in amendment] == [
+        ("中华人民共和国刑法", "amended")]
+
+
+def test_a_law_named_without_quotes_that_nothing_resolves_dangles_by_its_name() -> None:
+    found = list(citations("参照物权法第一百零六条", "某规定", LAWS, articles={"第一条"}))
+    assert [(c.name, c.resolution.rule, c.article) for c in found] == [
+        ("物权法", "dangling:not_in_corpus", "第一百零六条")]
+    triples = extract_triples([make_chunk(1, text="参照物权法第一百零六条")], "某规定", LAWS,
+                              {"第1条"})
+    assert [(t.object, t.rule) for t in triples] == [
+        ("《物权法》第一百零六条", "dangling:not_in_corpus")]
