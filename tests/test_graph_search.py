@@ -12,6 +12,7 @@ from test_cli import kbflow
 from test_servers_profile import servers  # noqa: F401 - the servers-profile fixture
 
 from ingest.config import Settings
+from ingest.graph import EXTRACTOR
 from ingest.search import SearchResponse, search_index
 
 QUESTION = "哪些制度引用了《差旅费管理办法》"
@@ -90,7 +91,7 @@ def test_graph_command_lists_relations_with_source_clauses(ingested) -> None:
 def test_run_summary_reports_graph_quality(ingested, title: str) -> None:
     summary, _ = ingested
     graph = summary.graph
-    assert graph.triples_per_extractor == {"rules@0.2": summary.triples}
+    assert graph.triples_per_extractor == {EXTRACTOR: summary.triples}
     assert 0 < graph.multi_document_entities < graph.entities
     assert title in graph.dangling_references
     assert "审批权限表" not in graph.dangling_references  # cited and ingested

@@ -299,7 +299,8 @@ def test_rebuild_failing_its_gate_leaves_the_old_generation_serving(reference,
     folder = tmp_path / "docs"
     shutil.copytree(reference["original"], folder)
     ingest_flow(str(folder), str(data))  # the documents now live in `folder`
-    (folder / REMOTE).write_bytes(b"\xff\xfe not utf-8 \xff")  # its source breaks afterwards
+    # its source breaks afterwards: bytes no encoding reads as text (a UTF-16 BOM would read)
+    (folder / REMOTE).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     report = rebuild_flow(str(data), None)
     assert not report.activated
     assert any(reason.startswith("parse_error_rate") for reason in report.reasons)
