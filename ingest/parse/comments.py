@@ -10,7 +10,7 @@ from __future__ import annotations
 from lxml import etree
 
 from ingest.models import Block, BlockKind
-from ingest.parse.errors import ParseError
+from ingest.parse.archive import office_part
 from ingest.parse.tables import cell_text
 
 # an Excel note (<comment>), a PowerPoint comment, legacy (<p:cm>) or modern (<p188:cm>)
@@ -19,14 +19,7 @@ _COMMENTS = {"comment", "cm"}
 
 def comment_texts(xml: bytes) -> list[str]:
     """The text of each comment of a comments part, in order."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             huge_tree=False)
-    try:
-        root = etree.fromstring(xml, parser)
-    except etree.XMLSyntaxError as exc:
-        raise ParseError(f"a comments part is not well-formed XML: {exc}") from exc
-    if root.getroottree().docinfo.doctype:
-        raise ParseError("a comments part declares a DTD, which Office files must not: not read")
+    root = office_part(xml, "a comments part")
     texts = (cell_text("".join(element.itertext())) for element in root.iter(etree.Element)
              if etree.QName(element).localname in _COMMENTS)
     return [text for text in texts if text]

@@ -16,7 +16,7 @@ import zipfile
 
 from lxml import etree
 
-from ingest.parse.archive import check_archive
+from ingest.parse.archive import SAFE_XML, check_archive
 from ingest.parse.errors import ParseError
 from ingest.parse.html_text import html_blocks, read_html
 from ingest.parse.result import ParseLimits, ParseResult
@@ -26,8 +26,6 @@ _OPF = "{http://www.idpf.org/2007/opf}"
 _DC = "{http://purl.org/dc/elements/1.1/}"
 _CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
 _CHAPTER_TYPES = ("application/xhtml+xml", "text/html")
-SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           huge_tree=False, remove_comments=True)
 
 
 def parse_epub(data: bytes, limits: ParseLimits) -> ParseResult:

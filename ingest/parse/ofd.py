@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ingest.models import Block, BlockKind
-from ingest.parse.archive import check_archive
-from ingest.parse.epub import SAFE_XML
+from ingest.parse.archive import SAFE_XML, check_archive
 from ingest.parse.errors import ParseError
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
