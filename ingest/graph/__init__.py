@@ -20,7 +20,8 @@ from ingest.graph.titles import Resolution, TitleIndex
 from ingest.models import Chunk, ChunkKind, Triple
 from ingest.text import ARTICLE
 
-EXTRACTOR = "rules@0.3"  # 0.2: canonical entity names; 0.3: citations resolved through titles
+EXTRACTOR = "rules@0.4"  # 0.2: canonical entity names; 0.3: citations resolved through titles;
+# 0.4: laws named without 《》 or article, titles cut by a chunk boundary, issuers before 《关于…》
 DOCUMENT_CONFIDENCE = 0.9  # a 《title》 citation, before its resolution rule's factor
 CLAUSE_CONFIDENCE = 0.8
 _ROLES = (
