@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from test_store_contract import make_chunk
+from pathlib import Path
+
+from test_store_contract import flt, make_chunk
 
 from ingest.graph import extract_triples
 from ingest.graph.citations import citations
 from ingest.graph.quality import graph_quality
 from ingest.graph.titles import TitleIndex
+from ingest.search.citations import citation_answer
+from ingest.stores.ladybug_graph import LadybugGraphStore
 
 LAWS = TitleIndex([
     "中华人民共和国公司法", "中华人民共和国民事诉讼法", "中华人民共和国刑法",
@@ -204,3 +208,23 @@ def test_an_issuer_written_before_the_quoted_title_belongs_to_it() -> None:
     meeting = list(citations("常务委员会第十次会议《关于修改〈中华人民共和国刑法〉的决定》",
                              "某法", NAMED))
     assert meeting[0].name == "关于修改〈中华人民共和国刑法〉的决定"
+
+
+def test_who_cites_a_law_no_corpus_title_holds_finds_it_with_and_without_the_country_name(
+        tmp_path: Path) -> None:
+    """A repealed law is cited as 《物权法》 by one text and 《中华人民共和国物权法》 by another:
+    two written names, one law, both citing documents in its answer."""
+    short = make_chunk(1, doc="a", text="第1条 依照《物权法》处理。")
+    full = make_chunk(2, doc="b", text="第2条 根据《中华人民共和国物权法》制定。")
+    store = LadybugGraphStore(tmp_path / "graph")
+    try:
+        for chunk, title in ((short, "某规定"), (full, "某条例")):
+            store.upsert([chunk], extract_triples([chunk], title, NAMED),
+                         {chunk.version_key: title})
+        chunks = {c.chunk_id: c for c in (short, full)}
+        for asked in ("物权法", "中华人民共和国物权法"):
+            answer = citation_answer(store, lambda ids: {i: chunks[i] for i in ids if i in chunks},
+                                     asked, flt(hidden_keys=[]))
+            assert sorted(d.title for d in answer.incoming) == ["某条例", "某规定"], asked
+    finally:
+        store.close()
