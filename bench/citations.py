@@ -95,15 +95,16 @@ def resolve_all(laws: list[Law]) -> list[dict[str, Any]]:
     for law in laws:
         aliases = index.aliases("\n".join(c.text for c in law.chunks), law.title)
         articles = {c.clause_no for c in law.chunks if c.clause_no}
-        for chunk in law.chunks:
-            flat = unicodedata.normalize("NFKC", chunk.text)
-            for cite in citations(chunk.text, law.title, index, aliases, articles):
+        for chunk, after in zip(law.chunks, [*law.chunks[1:], None], strict=True):
+            flat = unicodedata.normalize("NFKC", chunk.text + (after.text if after else ""))
+            for cite in citations(chunk.text, law.title, index, aliases, articles,
+                                  after.text if after else ""):
                 rows.append(_row(law, chunk.chunk_id, chunk.clause_no or "", flat, cite))
     return rows
 
 
 def _row(law: Law, chunk_id: str, clause_no: str, text: str, cite: Citation) -> dict[str, Any]:
-    at = text.find(cite.surface)
+    at = cite.start if cite.start >= 0 else text.find(cite.surface)
     at = at if at >= 0 else text.find(cite.surface.partition("第")[0])
     context = text[max(0, at - _CONTEXT): at + len(cite.surface) + _CONTEXT] if at >= 0 else ""
     return {"file": law.file, "citing": law.title, "chunk_id": chunk_id, "clause": clause_no,
@@ -121,7 +122,7 @@ def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
     articles = [r for r in rows if r["quoted"] and r["article"] is not None]
 
     def gold(row: dict[str, Any]) -> set[str]:
-        cited = row["surface"].split("》")[0] + "》"
+        cited = row["surface"].split("》")[0].replace("《", "")  # 最高人民法院《关于…》 too
         return names.get(spelling(cited), set())
 
     in_folder = [r for r in documents if len(gold(r)) == 1]
@@ -142,7 +143,10 @@ def score(laws: list[Law], rows: list[dict[str, Any]]) -> dict[str, Any]:
         "self_article_refs": len(own),
         "self_article_found": sum((r["citing"], r["article"]) in clauses for r in own),
         "rules": dict(Counter(r["rule"] for r in documents).most_common()),
-        "unquoted_article_refs": sum(r["rule"] == "unquoted" for r in rows),
+        "unquoted_article_refs": sum(r["rule"] == "unquoted" and r["article"] is not None
+                                     for r in rows),
+        "unquoted_documents": sum(r["rule"] == "unquoted" and r["article"] is None
+                                  for r in rows),
         "misses": Counter(f"{r['surface']} → {r['resolved'] or r['rule']}"
                           for r in in_folder if r not in right).most_common(15),
         "dangling_examples": {kind: Counter(r["surface"] for r in documents
@@ -158,23 +162,34 @@ def _share(part: int, whole: int) -> float:
 def judged_sample(rows: list[dict[str, Any]], size: int, seed: int, path: Path
                   ) -> list[dict[str, Any]]:
     """A seeded random sample of resolutions, with the judgements already written for them:
-    `size` resolutions to a document by name (《…》, short names, abbreviations, amendments)
-    and `size` // 2 bare article numbers read as the citing text's own (第五条, 本法第五条:
-    nine in ten citations, so a sample of all would be mostly those)."""
-    named = [r for r in rows if r["resolved"] is not None
+    `size` resolutions to a document by name (《…》, short names, abbreviations, amendments),
+    `size` // 2 bare article numbers read as the citing text's own (第五条, 本法第五条: nine in
+    ten citations, so a sample of all would be mostly those) and `size` // 2 laws named without
+    《》 or article (依照国家赔偿法的规定). Rows judged before that a run still finds are kept;
+    the rest of a stratum is drawn at random from the rows not judged yet."""
+    def document(r: dict[str, Any]) -> bool:
+        return r["rule"] == "unquoted" and r["article"] is None
+
+    named = [r for r in rows if r["resolved"] is not None and not document(r)
              and not (r["rule"] == "self" and not r["quoted"])]
     bare = [r for r in rows if r["rule"] == "self" and not r["quoted"]]
-    pick = random.Random(seed)
-    strata = [("named", r) for r in pick.sample(named, min(size, len(named)))]
-    strata += [("bare", r) for r in pick.sample(bare, min(size // 2, len(bare)))]
     old = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            old[_key(row)] = (row.get("judgement", ""), row.get("note", ""))
+            old[(row["stratum"], *_key(row))] = (row.get("judgement", ""), row.get("note", ""))
+    pick = random.Random(seed)
+    strata: list[tuple[str, dict[str, Any]]] = []
+    for stratum, population, want in (("named", named, size), ("bare", bare, size // 2),
+                                      ("document", [r for r in rows if document(r)],
+                                       size // 2)):
+        kept = [r for r in population if (stratum, *_key(r)) in old][:want]
+        rest = [r for r in population if (stratum, *_key(r)) not in old]
+        strata += [(stratum, r) for r in kept + pick.sample(rest, min(want - len(kept),
+                                                                      len(rest)))]
     out = []
     for i, (stratum, r) in enumerate(strata, start=1):
-        judgement, note = old.get(_key(r), ("", ""))
+        judgement, note = old.get((stratum, *_key(r)), ("", ""))
         out.append({"n": i, "stratum": stratum, "citing": r["citing"], "clause": r["clause"],
                     "surface": r["surface"], "resolved": r["resolved"], "rule": r["rule"],
                     "context": r["context"], "judgement": judgement, "note": note})
@@ -189,7 +204,8 @@ def _key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 def report(result: dict[str, Any], sample: list[dict[str, Any]]) -> str:
     judged = {stratum: [r for r in sample if r["stratum"] == stratum
-                        and r["judgement"] in ("ok", "wrong")] for stratum in ("named", "bare")}
+                        and r["judgement"] in ("ok", "wrong")]
+              for stratum in ("named", "bare", "document")}
     ok = {stratum: sum(r["judgement"] == "ok" for r in rows) for stratum, rows in judged.items()}
     dangling = {k.split(":")[1]: v for k, v in result["rules"].items() if k.startswith("dangling")}
     present = result["article_refs_in_folder"] - result["article_absent_in_target"]
@@ -222,7 +238,12 @@ def report(result: dict[str, Any], sample: list[dict[str, Any]]) -> str:
         f"(**{_share(ok['named'], len(judged['named'])):.1%}**) |",
         f"| precision of bare article numbers read as the text's own, hand-checked random "
         f"sample | {ok['bare']} / {len(judged['bare'])} "
-        f"(**{_share(ok['bare'], len(judged['bare'])):.1%}**) |", "",
+        f"(**{_share(ok['bare'], len(judged['bare'])):.1%}**) |",
+        f"| laws named without 《》 or article (依照国家赔偿法的规定) resolved to a document | "
+        f"{result['unquoted_documents']} |",
+        f"| precision of those, hand-checked random sample | {ok['document']} / "
+        f"{len(judged['document'])} (**{_share(ok['document'], len(judged['document'])):.1%}**) "
+        "|", "",
         "Document citations by resolution rule: "
         + ", ".join(f"{k} {v}" for k, v in result["rules"].items() if ":" not in k) + ".",
         "Dangling by kind: " + ", ".join(f"{k} {v}" for k, v in dangling.items()) + ".", "",

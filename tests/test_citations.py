@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from test_store_contract import make_chunk
+from pathlib import Path
+
+from test_store_contract import flt, make_chunk
 
 from ingest.graph import extract_triples
 from ingest.graph.citations import citations
 from ingest.graph.quality import graph_quality
 from ingest.graph.titles import TitleIndex
+from ingest.search.citations import citation_answer
+from ingest.stores.ladybug_graph import LadybugGraphStore
 
 LAWS = TitleIndex([
     "中华人民共和国公司法", "中华人民共和国民事诉讼法", "中华人民共和国刑法",
@@ -129,3 +133,98 @@ def test_a_law_named_without_quotes_that_nothing_resolves_dangles_by_its_name() 
                               {"第1条"})
     assert [(t.object, t.rule) for t in triples] == [
         ("《物权法》第一百零六条", "dangling:not_in_corpus")]
+
+
+NAMED = TitleIndex([
+    "中华人民共和国国家赔偿法", "中华人民共和国宪法", "中华人民共和国立法法",
+    "中华人民共和国国务院组织法", "中华人民共和国企业破产法", "中华人民共和国劳动合同法",
+    "中华人民共和国刑法", "中华人民共和国社会保险法", "中华人民共和国公司法",
+    "中华人民共和国刑法修正案（九）",
+])
+
+
+def _named(text: str, citing: str = "某条例") -> list[tuple[str, str | None, str]]:
+    return [(c.surface, c.resolution.title, c.resolution.rule)
+            for c in citations(text, citing, NAMED) if c.article is None]
+
+
+def test_a_law_named_without_quotes_or_article_is_a_document_citation_where_the_text_cites_it(
+) -> None:
+    assert _named("应当依照国家赔偿法的规定给予赔偿。") == [
+        ("国家赔偿法", "中华人民共和国国家赔偿法", "unquoted")]
+    # a citing verb's whole list, the 《》 and 本法 items in it skipped over
+    assert [t for _, t, _ in _named("根据宪法、立法法和国务院组织法的有关规定，制定本条例。")] == [
+        "中华人民共和国宪法", "中华人民共和国立法法", "中华人民共和国国务院组织法"]
+    assert [t for _, t, _ in _named("依照本条例、《中华人民共和国立法法》和企业破产法处理")] == [
+        "中华人民共和国立法法", "中华人民共和国企业破产法"]
+    # no verb: a known name right before 的规定 / 规定, at a word boundary
+    assert [t for _, t, _ in _named("用人单位依照企业破产法规定进行重整的；劳动合同法规定的情形")
+            ] == ["中华人民共和国企业破产法", "中华人民共和国劳动合同法"]
+    triples = extract_triples([make_chunk(1, text="依照国家赔偿法的规定给予赔偿。")], "某条例",
+                              NAMED)
+    assert [(t.predicate, t.object, t.surface, t.rule) for t in triples] == [
+        ("引用", "中华人民共和国国家赔偿法", "国家赔偿法", "unquoted")]
+    assert 0 < triples[0].confidence < 1
+
+
+def test_a_law_name_inside_other_words_or_the_documents_own_title_cites_nothing() -> None:
+    refused = [
+        "违反社会保险法律、法规、规章的，应当责令改正。",  # the field's laws, not the 社会保险法
+        "依照劳动合同法实施条例的规定",  # another document, which this corpus lacks
+        "依照刑法修正案的规定",  # an amendment, not 刑法 (and no number says which)
+        "符合有限责任公司法规定",  # 公司法 inside a longer word
+        "依照物权法的规定",  # a name the corpus does not resolve: no document edge
+        "依照本法规定处罚；依法给予赔偿",  # self-references and 依法
+        "依照刑法第二百六十六条的规定",  # an article citation, not a document one
+    ]
+    for text in refused:
+        assert _named(text) == [], text
+    # the citing document's own name: never its own citation
+    assert _named("劳动合同法规定的情形，依照劳动合同法处理", "中华人民共和国劳动合同法") == []
+
+
+def test_a_title_cut_by_a_chunk_boundary_is_read_whole_where_it_starts() -> None:
+    first = make_chunk(1, text="第一条 分别按照《中华人民共")
+    second = make_chunk(2, text="和国刑法》第二十条的规定予以适用。")
+    triples = extract_triples([first, second], "某解释", NAMED, {"第1条", "第2条"})
+    assert [(t.source_chunk_id, t.object, t.rule) for t in triples] == [
+        (first.chunk_id, "中华人民共和国刑法", "exact"),
+        (first.chunk_id, "《中华人民共和国刑法》第二十条", "exact")]
+    # the second chunk's tail of the title (and its 第二十条) is not the text's own article
+    assert list(citations(second.text, "某解释", NAMED, articles={"第二十条"})) == []
+
+
+def test_an_issuer_written_before_the_quoted_title_belongs_to_it() -> None:
+    rules = "最高人民法院关于执行《中华人民共和国刑法》确定罪名的规定"
+    index = TitleIndex([rules, "中华人民共和国刑法"])
+    text = "现对最高人民法院《关于执行〈中华人民共和国刑法〉确定罪名的规定》作如下补充"
+    found = [c for c in citations(text, "某补充规定", index) if c.article is None]
+    assert [(c.surface[:7], c.resolution.title) for c in found] == [("最高人民法院《", rules)]
+    # not in the corpus: it dangles under the issuer's full title, as other texts write it
+    alone = [c for c in citations(text, "某补充规定", NAMED) if c.article is None]
+    assert [(c.name, c.resolution.rule) for c in alone] == [
+        ("最高人民法院关于执行〈中华人民共和国刑法〉确定罪名的规定", "dangling:not_in_corpus")]
+    # a meeting is no issuer
+    meeting = list(citations("常务委员会第十次会议《关于修改〈中华人民共和国刑法〉的决定》",
+                             "某法", NAMED))
+    assert meeting[0].name == "关于修改〈中华人民共和国刑法〉的决定"
+
+
+def test_who_cites_a_law_no_corpus_title_holds_finds_it_with_and_without_the_country_name(
+        tmp_path: Path) -> None:
+    """A repealed law is cited as 《物权法》 by one text and 《中华人民共和国物权法》 by another:
+    two written names, one law, both citing documents in its answer."""
+    short = make_chunk(1, doc="a", text="第1条 依照《物权法》处理。")
+    full = make_chunk(2, doc="b", text="第2条 根据《中华人民共和国物权法》制定。")
+    store = LadybugGraphStore(tmp_path / "graph")
+    try:
+        for chunk, title in ((short, "某规定"), (full, "某条例")):
+            store.upsert([chunk], extract_triples([chunk], title, NAMED),
+                         {chunk.version_key: title})
+        chunks = {c.chunk_id: c for c in (short, full)}
+        for asked in ("物权法", "中华人民共和国物权法"):
+            answer = citation_answer(store, lambda ids: {i: chunks[i] for i in ids if i in chunks},
+                                     asked, flt(hidden_keys=[]))
+            assert sorted(d.title for d in answer.incoming) == ["某条例", "某规定"], asked
+    finally:
+        store.close()

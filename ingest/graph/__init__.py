@@ -20,7 +20,8 @@ from ingest.graph.titles import Resolution, TitleIndex
 from ingest.models import Chunk, ChunkKind, Triple
 from ingest.text import ARTICLE
 
-EXTRACTOR = "rules@0.3"  # 0.2: canonical entity names; 0.3: citations resolved through titles
+EXTRACTOR = "rules@0.4"  # 0.2: canonical entity names; 0.3: citations resolved through titles;
+# 0.4: laws named without 《》 or article, titles cut by a chunk boundary, issuers before 《关于…》
 DOCUMENT_CONFIDENCE = 0.9  # a 《title》 citation, before its resolution rule's factor
 CLAUSE_CONFIDENCE = 0.8
 _ROLES = (
@@ -41,14 +42,14 @@ def extract_triples(chunks: Iterable[Chunk], title: str, titles: TitleIndex | No
     index = titles or TitleIndex([title])
     aliases = index.aliases("\n".join(c.text for c in chunks), title)
     triples: dict[tuple[str, str, str, str], Triple] = {}
-    for chunk in chunks:
-        for t in _from_chunk(chunk, title, index, aliases, articles):
+    for chunk, after in zip(chunks, [*chunks[1:], None], strict=True):
+        for t in _from_chunk(chunk, title, index, aliases, articles, after.text if after else ""):
             triples.setdefault((t.subject, t.predicate, t.object, t.source_chunk_id), t)
     return list(triples.values())
 
 
 def _from_chunk(chunk: Chunk, title: str, index: TitleIndex, aliases: dict[str, Resolution],
-                articles: Collection[str] | None) -> Iterable[Triple]:
+                articles: Collection[str] | None, after: str) -> Iterable[Triple]:
     def triple(s: str, st: str, p: str, o: str, ot: str, confidence: float,
                surface: str = "", rule: str = "") -> Triple:
         return Triple(
@@ -60,7 +61,7 @@ def _from_chunk(chunk: Chunk, title: str, index: TitleIndex, aliases: dict[str, 
 
     text = chunk.text
     here = f"《{title}》{chunk.clause_no}" if chunk.clause_no else f"《{title}》"
-    for cite in citations(text, title, index, aliases, articles):
+    for cite in citations(text, title, index, aliases, articles, after):
         found = cite.resolution
         target = found.title or cite.name
         if not target:

@@ -6,6 +6,13 @@ law's short name written without 《》 right before an article (依照刑法第
 counts only when the corpus resolves the name. Each citation is resolved through the corpus's
 titles (titles.py); a number inside a cited title (《关于〈刑法〉第三十条的解释》) is not a
 reference of the citing text.
+
+A law named without 《》 and without an article is a document citation only where the text
+really cites it, and only when the corpus resolves the name: right after a citing verb, alone or
+in a list (依照国家赔偿法, 根据宪法、立法法和国务院组织法的有关规定), or right before 的规定
+(企业破产法规定的). A name that goes on into a longer title (劳动合同法实施条例, 刑法修正案) is
+not the shorter law, and the citing document's own title is never its citation. An issuer
+written before the 《》 (最高人民法院《关于…的规定》) belongs to the cited title.
 """
 
 from __future__ import annotations
@@ -36,6 +43,23 @@ _LEAD = re.compile(r"^.*(?:依照|依据|根据|按照|参照|适用|违反|符�
                    r"的|和|及|与|对|将|是|为|在|由|经)")
 _HEADING = re.compile(rf"第{CN_NUM}条(?:之{CN_NUM})?\s")
 _AMENDS = re.compile(r"关于修改《([^《》]+)》|^(.+?)修正案")
+# a law named without 《》 or article: after a citing verb (and list joiners), or before 的规定
+_CITES = re.compile(r"依照|依据|根据|按照|参照|适用|违反|遵守|遵循")
+_LIST = re.compile(r"以及|或者|、|和|及|与|或")
+_RULE_CUE = re.compile(r"(?:法典|法|条例|细则|办法|通则)(?=(?:的)?(?:有关|相关)?规定)")
+_NAME_END = re.compile(r"(?:法典|法|条例|细则|办法|通则)$")
+_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_LEAD_END = re.compile(r"(?:依照|依据|根据|按照|参照|适用|违反|符合|遵守|遵循|以及|或者|"
+                       r"的|和|及|与|对|将|是|为|在|由|经|、)$")
+# what makes a law's name part of a longer title or word: 劳动合同法实施条例, 刑法修正案(九),
+# 社会保险法律、法规 and 文物保护法规 (laws of a field), 刑法定罪 stays 刑法
+_GOES_ON = re.compile(r"实施|施行|修正案|暂行|条例|细则|办法|规则|律|规(?!定)|人|院|官|庭|学|制|治|"
+                      r"定(?!罪)")
+_MAX_NAME = 24
+_MAX_CUT = 200  # characters of the next chunk read to finish a title cut at a chunk's end
+# an issuer written before a 《关于…》 title: 最高人民法院《关于执行〈刑法〉确定罪名的规定》
+_ISSUERS = "最高人民法院|最高人民检察院|国务院办公厅|国务院|全国人民代表大会常务委员会"
+_ISSUER = re.compile(rf"((?:{_ISSUERS})(?:、(?:{_ISSUERS}))*)$")
 
 
 @dataclass(frozen=True)
@@ -46,29 +70,46 @@ class Citation:
     resolution: Resolution
     article: str | None  # 第十条 (the clause number chunks carry), None: the whole document
     name: str = ""  # the cited title as written (公司法), when the text names one
+    start: int = -1  # where a law named without 《》 or article starts in the (NFKC) text
 
 
 def citations(text: str, citing: str, index: TitleIndex,
               aliases: Mapping[str, Resolution] | None = None,
-              articles: Collection[str] | None = None) -> Iterator[Citation]:
+              articles: Collection[str] | None = None, after: str = "") -> Iterator[Citation]:
     """Every citation in `text`, written in the document titled `citing`, whose own article
     numbers are `articles` (None: unknown). A bare number the document does not have is not its
-    own: it belongs to the law its title names (罪名 lists: 《刑法》's), else it dangles."""
+    own: it belongs to the law its title names (罪名 lists: 《刑法》's), else it dangles.
+    `after` is the next chunk's text: a title the chunk boundary cuts (《中华人民共 | 和国刑法》
+    第五条) is read whole in the chunk where it starts, and skipped where it ends."""
     text = unicodedata.normalize("NFKC", text)
-    taken: list[tuple[int, int]] = []
+    limit = len(text)
+    if text.rfind("《") > text.rfind("》"):
+        text += unicodedata.normalize("NFKC", after)[:_MAX_CUT]
+    taken: list[tuple[int, int]] = [_cut_tail(text)]
     own = amended(citing, index) or Resolution(citing, "self", RULES["self"])
     mine = {s for a in articles for s in article_spellings(a)} if articles is not None else None
     elsewhere = (named_in_title(citing, index)
                  or Resolution(None, "dangling:unknown_article", DANGLING_CONFIDENCE))
     for match in _CITED.finditer(text):
-        resolution = index.resolve(match.group(1), citing, aliases)
         chain = _CHAIN.match(text, match.end())
         taken.append((match.start(), chain.end() if chain else match.end()))
-        yield Citation(match.group(0), resolution, None, match.group(1))
+        if match.start() >= limit:
+            continue  # in the next chunk's text: that chunk's citation
+        surface, name = match.group(0), match.group(1)
+        issuer = _ISSUER.search(text, 0, match.start())
+        if issuer and name.startswith("关于"):  # 最高人民法院《关于…》
+            surface, name = issuer.group(1) + surface, issuer.group(1) + name
+            resolution = index.resolve(name, citing, aliases)
+            if resolution.title is None:
+                resolution = index.resolve(match.group(1), citing, aliases)
+        else:
+            resolution = index.resolve(name, citing, aliases)
+        yield Citation(surface, resolution, None, name)
         if chain:
             for one in _ONE.finditer(chain.group(1)):
-                yield Citation(match.group(0) + one.group(0), resolution, one.group(1),
-                               match.group(1))
+                yield Citation(surface + one.group(0), resolution, one.group(1), name)
+    text = text[:limit]
+    yield from _named_laws(text, citing, index, taken)
     for match in _SELF.finditer(text):
         chain = _CHAIN.match(text, match.end())
         if chain and not _inside(match.start(), taken):
@@ -117,6 +158,82 @@ def named_in_title(citing: str, index: TitleIndex) -> Resolution | None:
         if named is not None and named[1].title is not None:
             return named[1]
     return None
+
+
+def _cut_tail(text: str) -> tuple[int, int]:
+    """The tail of a title the previous chunk started (…和国刑法》第五条 before any 《): the
+    previous chunk's citation, not this one's."""
+    close, first = text.find("》"), text.find("《")
+    if close < 0 or 0 <= first < close:
+        return 0, 0
+    chain = _CHAIN.match(text, close + 1)
+    return 0, chain.end() if chain else close + 1
+
+
+def _named_laws(text: str, citing: str, index: TitleIndex, taken: list[tuple[int, int]]
+                ) -> Iterator[Citation]:
+    """Laws named without 《》 or an article where the text cites them: the names after a citing
+    verb (and its list: 宪法、立法法和国务院组织法), and a name right before 的规定."""
+    for verb in _CITES.finditer(text):
+        at = verb.end()
+        while not _inside(verb.start(), taken):
+            quoted = next((end for start, end in taken if start == at), None)
+            own = _SELF.match(text, at)
+            named = None if quoted or own else _name_at(text, at, citing, index)
+            if named is not None:
+                taken.append((at, at + len(named[0])))
+                if named[1] is not None:
+                    yield Citation(named[0], named[1], None, named[0], at)
+            end = quoted or (own.end() if own else at + len(named[0]) if named else None)
+            join = _LIST.match(text, end) if end is not None else None
+            if join is None:
+                break
+            at = join.end()
+    for cue in _RULE_CUE.finditer(text):
+        run = _RUN.search(text, max(0, cue.end() - _MAX_NAME), cue.end())
+        while run is not None and run.end() != cue.end():
+            run = _RUN.search(text, run.end(), cue.end())
+        if run is None or _inside(cue.start(), taken):
+            continue
+        word, whole = run.group(0), not _RUN.match(text, run.start() - 1) if run.start() else True
+        for start in range(len(word) - 1):
+            found = index.resolve(word[start:], citing)
+            if found.title is None:
+                continue
+            lead = _LEAD_END.search(word[:start]) if start else whole
+            if lead and _cites_other(found, citing):
+                yield Citation(word[start:], _unquoted_document(found), None, word[start:],
+                               run.start() + start)
+            break
+
+
+def _name_at(text: str, at: int, citing: str, index: TitleIndex
+             ) -> tuple[str, Resolution | None] | None:
+    """The longest law name starting at `at` that the corpus resolves, with its resolution
+    (None: the citing document itself); None when no name starts there. A name followed by an
+    article is an article citation, and one going on into a longer title is not this law."""
+    run = _RUN.match(text, at)
+    if run is None:
+        return None
+    word = run.group(0)[:_MAX_NAME]
+    for end in range(len(word), 1, -1):
+        if not _NAME_END.search(word[:end]):
+            continue
+        found = index.resolve(word[:end], citing)
+        if found.title is None:
+            continue
+        if _GOES_ON.match(word, end) or _CHAIN.match(text, at + end):
+            return None
+        return word[:end], _unquoted_document(found) if _cites_other(found, citing) else None
+    return None
+
+
+def _cites_other(found: Resolution, citing: str) -> bool:
+    return found.rule != "self" and found.title != citing
+
+
+def _unquoted_document(found: Resolution) -> Resolution:
+    return Resolution(found.title, "unquoted", RULES["unquoted"] * found.confidence)
 
 
 def _inside(at: int, spans: list[tuple[int, int]]) -> bool:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from ingest.config import Settings
 from ingest.graph.link import article_spellings
-from ingest.graph.titles import TitleIndex, loose, loose_brackets
+from ingest.graph.titles import COUNTRY, TitleIndex, loose, loose_brackets
 from ingest.manifest import ManifestStore
 from ingest.models import Chunk, GraphPath, SearchFilter
 from ingest.scopes import TenantTree
@@ -102,7 +102,9 @@ def citation_answer(graph: GraphStore, chunks_of: ChunkLookup, asked: str,
         return CitationAnswer(asked=asked, title=None, rule=found.rule, article=article,
                               incoming=[], outgoing=[])
     title = found.title
-    # every spelling of the title the graph holds (〈〉 or 《》 nested inside it)
+    # every spelling of the title the graph holds: 〈〉 or 《》 nested inside it, with or without
+    # the country name (a law no corpus title resolves, a repealed one, is cited both as
+    # 《物权法》 and as 《中华人民共和国物权法》)
     same = {e.name for e in entities if e.type == "Document" and _key(e.name) == _key(title)}
     wanted = article_spellings(article) if article else None
     clauses = sorted(e.name for e in entities if e.type == "Clause"
@@ -188,7 +190,7 @@ def _cited_text(graph: GraphStore, chunks_of: ChunkLookup, targets: list[CitedTa
 
 
 def _key(title: str) -> str:
-    return loose(loose_brackets(title))
+    return loose(loose_brackets(title)).removeprefix(COUNTRY)
 
 
 def _document(name: str) -> str:
