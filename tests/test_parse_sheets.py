@@ -334,3 +334,6 @@ def test_numbers_and_dates_read_as_their_number_format_shows_them() -> None:
     formats = "\n".join(b.text for b in parse(XLRD / "Formate.xls").blocks)
     for shown in ("23/02/2005", "03/07/1907", "5:47:13 PM", "1.20 €", "1,000.30 €"):
         assert shown in formats, shown
+    # Tika's LibreOffice-made test-columnar.ods: a date-time stored as 17:46:39.99999 shows :40
+    columnar = parse(XLRD.parent / "tika" / "test-columnar.ods").blocks
+    assert "25Apr60:17:46:40" in "\n".join(b.text for b in columnar)

@@ -49,6 +49,8 @@ def date_text(value: dt.date | dt.time, code: str) -> str | None:
     section = _clean(code.split(";")[0])
     if not _DATE_TOKENS.search(section):
         return None
+    if isinstance(value, dt.datetime) and value.microsecond >= 500_000:  # 39.9999 s shows 40
+        value = value.replace(microsecond=0) + dt.timedelta(seconds=1)
     clock12 = bool(re.search(r"(?i)am/pm|a/p", section))
     tokens = list(_DATE_TOKENS.finditer(section))
     words = [token.group().lower() for token in tokens]
