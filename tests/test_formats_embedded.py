@@ -5,6 +5,8 @@ and .pptx; bench/format_corpus/PROVENANCE.md)."""
 
 from __future__ import annotations
 
+import struct
+import zlib
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -13,8 +15,9 @@ import pytest
 
 from ingest.models import ParsedDocument
 from ingest.parse import parse_document, read_meta
-from ingest.parse.cfb import write_cfb
+from ingest.parse.cfb import MAX_CFB_BYTES, write_cfb
 from ingest.parse.convert import convert
+from ingest.parse.embedded import _ppt_objects
 
 TIKA = Path(__file__).parents[1] / "bench" / "format_corpus" / "tika"
 # the one text line of each embedded file
@@ -77,3 +80,11 @@ def test_a_written_compound_file_reads_back_stream_for_stream() -> None:
         assert sorted(path[0] for path in ole.listdir()) == sorted(streams)
         for name, data in streams.items():
             assert ole.openstream(name).read() == data
+
+
+def test_a_compressed_powerpoint_object_unpacks_no_further_than_its_cap() -> None:
+    """A zlib bomb in an ExOleObjStg record: 64 MB of zeros in 64 KB stop at the cap."""
+    bomb = zlib.compress(b"\0" * (64 << 20), 9)
+    record = struct.pack("<HHII", 0x10, 0x1011, len(bomb) + 4, 64 << 20) + bomb
+    (name, blob), = _ppt_objects(record, 100 << 20)
+    assert name == "object1" and len(blob) == MAX_CFB_BYTES + 1
