@@ -5,7 +5,9 @@ and .pptx; bench/format_corpus/PROVENANCE.md)."""
 
 from __future__ import annotations
 
+import io
 import struct
+import zipfile
 import zlib
 from email.message import EmailMessage
 from pathlib import Path
@@ -88,3 +90,20 @@ def test_a_compressed_powerpoint_object_unpacks_no_further_than_its_cap() -> Non
     record = struct.pack("<HHII", 0x10, 0x1011, len(bomb) + 4, 64 << 20) + bomb
     (name, blob), = _ppt_objects(record, 100 << 20)
     assert name == "object1" and len(blob) == MAX_CFB_BYTES + 1
+
+
+def test_a_damaged_embedded_object_is_counted_and_the_file_still_reads(tmp_path: Path) -> None:
+    """LibreOffice's .docx of Tika's .doc with one embedded compound file cut short."""
+    source = convert((TIKA / "testWPSAttachment.doc").read_bytes(), ".doc", "docx")
+    damaged = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(source)) as old, zipfile.ZipFile(damaged, "w") as new:
+        for info in old.infolist():
+            data = old.read(info)
+            if info.filename.endswith("oleObject1.bin"):
+                data = data[:700]  # a header and a few sectors of the compound file
+            new.writestr(info, data)
+    path = tmp_path / "damaged.docx"
+    path.write_bytes(damaged.getvalue())
+    doc = parse(path)
+    assert doc.report.skipped["embedded_unreadable"] == 1
+    assert "pdf_content" in text_of(doc) and "xlsx_content" in text_of(doc)

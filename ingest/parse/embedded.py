@@ -54,7 +54,11 @@ def add_embedded(result: ParseResult, suffix: str, data: bytes, limits: ParseLim
         return
     files: list[tuple[str, bytes]] = []
     for name, blob in found[:_MAX_OBJECTS]:
-        unwrapped = _unwrap(name, blob, cap)
+        try:
+            unwrapped = _unwrap(name, blob, cap)
+        except Exception:  # noqa: BLE001 - a damaged object is counted, never the file's failure
+            result.skipped["embedded_unreadable"] += 1
+            continue
         if unwrapped is None or len(unwrapped[1]) > cap:
             result.skipped["embedded_not_documents"] += 1
         else:
