@@ -146,6 +146,7 @@ class ParseReport(BaseModel):
     chars_skipped: int = 0  # characters of those parts
     title_source: str = ""  # where the title came from: sidecar, metadata, heading, first line …
     turned_pages: list[int] = Field(default_factory=list)  # scans read after turning upright
+    attachments: int = 0  # attached or embedded files read as sections (mail, OLE objects)
     parse_error: str | None = None
     seconds: float = 0.0
 

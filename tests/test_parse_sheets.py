@@ -319,3 +319,21 @@ def test_csv_with_a_50_mb_line_fails_fast_with_a_reason(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match=r"line 2: field larger than field limit"):
         parse(tmp_path / "field.csv")
     assert time.perf_counter() - started < 20
+
+
+XLRD = Path(__file__).parents[1] / "bench" / "format_corpus" / "xlrd"  # public, PROVENANCE.md
+
+
+def test_numbers_and_dates_read_as_their_number_format_shows_them() -> None:
+    """xlrd's public profiles.xls and Formate.xls (Excel files, read through LibreOffice):
+    General floats at the digits a cell shows, not the binary noise a calculation stored;
+    "0.000", currency and date formats as written."""
+    profiles = "\n".join(b.text for b in parse(XLRD / "profiles.xls").blocks)
+    assert "0.20001" in profiles and "2.425140001" in profiles and "265.400" in profiles
+    assert "0.200009999999992" not in profiles
+    formats = "\n".join(b.text for b in parse(XLRD / "Formate.xls").blocks)
+    for shown in ("23/02/2005", "03/07/1907", "5:47:13 PM", "1.20 €", "1,000.30 €"):
+        assert shown in formats, shown
+    # Tika's LibreOffice-made test-columnar.ods: a date-time stored as 17:46:39.99999 shows :40
+    columnar = parse(XLRD.parent / "tika" / "test-columnar.ods").blocks
+    assert "25Apr60:17:46:40" in "\n".join(b.text for b in columnar)

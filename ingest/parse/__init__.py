@@ -20,6 +20,7 @@ from ingest.config import AUTHORITY_LEVELS
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
 from ingest.parse.coverage import indexed_chars, package_chars
+from ingest.parse.embedded import add_embedded
 from ingest.parse.encoding import warning
 from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults
@@ -233,6 +234,7 @@ def parse_document(meta: DocumentMeta, data: bytes,
         skipped=dict(result.skipped),
         title_source=title_source,
         turned_pages=result.turned_pages,
+        attachments=result.attachments,
         seconds=round(time.perf_counter() - started, 3),
     )
     return ParsedDocument(meta=meta, blocks=blocks, parser_version=PARSER_VERSION,
@@ -244,7 +246,9 @@ def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
         if not data.startswith(b"PK\x03\x04"):
             raise ParseError(_not_zip_reason(_ZIP_FORMATS[suffix], data))
         check_archive(data, _ZIP_FORMATS[suffix])
-    return parser_for(suffix)(data, limits)
+    result = parser_for(suffix)(data, limits)
+    add_embedded(result, suffix, data, limits)  # OLE objects: Word, Excel, PDF files inside
+    return result
 
 
 @functools.cache

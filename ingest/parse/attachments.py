@@ -44,9 +44,15 @@ def mail_result(subject: str, header: Iterable[tuple[str, str]], plain: str | No
     return result
 
 
+def inside_attachment() -> bool:
+    """Whether an attachment (or embedded file) is being read: its own are not."""
+    return _inside_attachment.get()
+
+
 def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
-                    limits: ParseLimits) -> None:
-    """Each readable attachment's blocks after a heading naming it, pages after the mail's."""
+                    limits: ParseLimits, kind: str = "attachments") -> None:
+    """Each readable attachment's blocks after a heading naming it, pages after the mail's;
+    `kind` names the counts of those not read ("embedded" for ingest.parse.embedded)."""
     # the package's table of formats, and its checks (an attached .docx's zip-bomb check too)
     from ingest.parse import SUPPORTED_SUFFIXES, _parse
 
@@ -54,10 +60,10 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
     for name, data in files:
         suffix = PurePath(name).suffix.lower()
         if suffix not in SUPPORTED_SUFFIXES or not data:
-            result.skipped["attachments_not_documents"] += 1
+            result.skipped[f"{kind}_not_documents"] += 1
             continue
         if read >= MAX_ATTACHMENTS or (suffix in _MAIL_SUFFIXES and _inside_attachment.get()):
-            result.skipped["attachments_over_limit"] += 1
+            result.skipped[f"{kind}_over_limit"] += 1
             continue
         read += 1
         token = _inside_attachment.set(True)
@@ -66,7 +72,7 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
         except MemoryError:  # the worker reports it as such, as for the mail itself
             raise
         except Exception:  # noqa: BLE001 - any failure of one attachment is counted, not raised
-            result.skipped["attachments_unreadable"] += 1
+            result.skipped[f"{kind}_unreadable"] += 1
             result.blocks.append(Block(kind=BlockKind.HEADING, level=2,  # the name a reader sees
                                        text=normalize(f"附件：{name}"), page=result.pages))
             continue
@@ -79,6 +85,7 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
             "page": offset + b.page,
             "level": min(b.level + 2, 6) if b.level is not None else None}) for b in part.blocks]
         result.pages = offset + max(part.pages, 1)
+        result.attachments += 1
         result.ocr_pages += part.ocr_pages
         result.ocr_confidences += part.ocr_confidences
         result.skipped.update(part.skipped)

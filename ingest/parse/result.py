@@ -39,6 +39,7 @@ class ParseResult:
     title: str = ""  # the title the format states (metadata, title slide), when it states one
     title_source: str = ""  # where `title` came from
     turned_pages: list[int] = field(default_factory=list)  # scans read after turning them upright
+    attachments: int = 0  # attached or embedded files read as sections of their own
 
 
 @dataclass(frozen=True)

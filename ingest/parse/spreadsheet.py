@@ -27,6 +27,7 @@ from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.comments import comment_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
+from ingest.parse.number_format import date_text, general, number_text
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.sheet_extras import (
@@ -44,7 +45,7 @@ MAX_TITLE_LINES = 3  # single-cell lines above a table; a longer run of them is 
 MAX_HEADER_ROWS = 3
 MAX_MERGES = 100_000  # merged ranges of one sheet held in memory
 _PERCENT = re.compile(r"(?:\.([0#]+))?%")
-_NUMBERS = {int, float}  # values whose number format says how they are shown (25%)
+_NUMBERS = {int, float, dt.datetime, dt.date, dt.time}  # shown by their number format
 Span = tuple[int, int, str]  # first and last column (1-based) a merged value covers, the value
 
 
@@ -208,13 +209,18 @@ class SheetTable:
 
 
 def value_text(value: object, number_format: str | None = None) -> str:
-    """A cell's value as the sheet shows it: 12 not 12.0, dates as YYYY-MM-DD, 25% not 0.25."""
+    """A cell's value as the sheet shows it, by its number format (ingest.parse.number_format):
+    12 not 12.0, 25% not 0.25, 0.20001 not 0.200009999999992; dates without one as YYYY-MM-DD."""
     if value is None:
         return ""
     if isinstance(value, str):
         return cell_text(value)
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    shown = date_text(value, number_format) if isinstance(value, dt.date | dt.time) \
+        and number_format else None
+    if shown:
+        return shown
     if isinstance(value, dt.datetime):
         if value.time() == dt.time():
             return value.date().isoformat()
@@ -227,9 +233,8 @@ def value_text(value: object, number_format: str | None = None) -> str:
         percent = _PERCENT.search((number_format or "").split(";")[0])
         if percent:
             return f"{value * 100:.{len(percent.group(1) or '')}f}%"
-        if isinstance(value, float):
-            return str(int(value)) if value.is_integer() else f"{value:.15g}"
-        return str(value)
+        return number_text(value, number_format or "") or (
+            general(value) if isinstance(value, float) else str(value))
     return cell_text(str(value))
 
 
