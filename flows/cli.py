@@ -224,19 +224,11 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     if not args.path.exists():
         console.print(f"[red]no such file or folder: {shown(args.path)}")
         return 2
-    from rich.progress import Progress
-
     from flows.ingest import ingest_flow
-    from ingest.pipeline import progress_to
+    from flows.progress import ingest_progress
 
-    with Progress(console=console, transient=True, disable=args.json) as progress:
-        bar = progress.add_task("starting Prefect", total=None)
-
-        def show(done: int, total: int, what: str) -> None:
-            progress.update(bar, completed=done, total=total, description=f"ingest {what}")
-
-        with progress_to(show):
-            summary = ingest_flow(str(args.path), str(settings.data_dir))
+    with ingest_progress(console, quiet=args.json):
+        summary = ingest_flow(str(args.path), str(settings.data_dir))
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0

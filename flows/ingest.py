@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 from uuid import uuid4
@@ -173,12 +174,19 @@ def incremental_flow(changed: list[str], deleted: list[str],
     return apply_changes(_settings(data_dir), changed, deleted)
 
 
+@dataclass(frozen=True)
+class Worker:
+    """What the warm worker (flows/warm.py) lends a run of `apply_changes`: its parse processes
+    and model, its steps, and the run id the webhook tracks."""
+
+    warm: Warm
+    run_id: str
+    steps: Steps
+
+
 def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[str],
-                  warm: Warm | None = None, run_id: str | None = None,
-                  steps: Steps | None = None) -> IngestSummary:
-    """incremental_flow's work, also run by the warm worker (flows/warm.py) with its `warm`
-    parse processes and model and its `steps`, recorded under `run_id` (the id the webhook
-    tracks)."""
+                  worker: Worker | None = None) -> IngestSummary:
+    """incremental_flow's work, also run by the warm worker with what it lends (`worker`)."""
     with ManifestStore(settings.manifest) as manifest:
         changed_paths, refused = _within_roots(changed, settings)
         deleted_paths, refused_deletes = _within_roots(deleted, settings)
@@ -197,7 +205,8 @@ def apply_changes(settings: Settings, changed: Sequence[str], deleted: Sequence[
             source_paths=[str(p) for p in candidates]) if r.source_root}
         files = [(path, roots.get(str(path), root)) for path, root in candidates.items()]
         ctx = run_context(settings, manifest, refused + refused_deletes)
-        ctx.warm, ctx.run_id, ctx.steps = warm, run_id or ctx.run_id, steps or ctx.steps
+        if worker is not None:
+            ctx.warm, ctx.run_id, ctx.steps = worker.warm, worker.run_id, worker.steps
         return ingest_files(ctx, "incremental", files, [str(p) for p in deleted_paths] + gone)
 
 

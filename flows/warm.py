@@ -42,7 +42,7 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import State, StateType
 from prefect.states import Crashed
 
-from flows.ingest import apply_changes, store_limits
+from flows.ingest import Worker, apply_changes, store_limits
 from flows.tls import share_tls_context
 from ingest.config import Settings
 from ingest.embed import Embedder
@@ -91,8 +91,8 @@ def events_flow(changed: list[str], deleted: list[str], event_run: str) -> Inges
     run, not of a background task alone)."""
     settings = Settings()
     with writer_lock(settings.data_dir, "kbflow worker (webhook events)"):
-        return apply_changes(settings, changed, deleted, warm_for(settings), event_run,
-                             WarmSteps())
+        return apply_changes(settings, changed, deleted,
+                             Worker(warm_for(settings), event_run, WarmSteps()))
 
 
 @task(name="kbflow-apply-events", tags=[TAG], cache_policy=NO_CACHE, retries=5,

@@ -154,3 +154,36 @@ def test_an_english_only_model_is_judged_by_its_own_vocabulary() -> None:
     assert english > 0.9
     assert chinese < 0.5
     assert minilm.dimension == 384
+
+
+@pytest.mark.parametrize("prefixed", [True, False])
+def test_a_sentence_is_encoded_once_and_an_unprefixed_one_sentence_chunk_reuses_its_vector(
+        embedder: Embedder, tmp_path: Path, prefixed: bool) -> None:
+    """Sentences shared by chunks are encoded once; a chunk of one sentence (no stop after it)
+    encoded without a prefix (the cross-lingual index's way) keeps its chunk vector as that
+    sentence's, one with a prefix has its sentence encoded (issue #43: the laws' ingest encoded
+    every chunk twice)."""
+    texts = ["第一条 本办法由财务部负责解释",
+             "第二条 差旅费实行总额控制。本办法自发布之日起施行。",
+             "第三条 员工每年享有带薪年休假。本办法自发布之日起施行。"]
+    chunks = [make_chunk(i, text=t).model_copy(update={"content_hash": f"once-{i}"})
+              for i, t in enumerate(texts, start=1)]
+    ingesting = Embedder(embedder.name, tmp_path / "vectors.db", prefixed=prefixed)
+    ingesting._encoder = embedder.encoder
+    vectors, computed = ingesting.embed_chunks(chunks)
+    assert computed == 3
+    # four sentences in the two-sentence chunks, one of them shared; the first chunk's own
+    assert ingesting.encoded == {"texts": 3, "sentences": 3 if not prefixed else 4}
+    kept = ingesting.sentence_vectors({c.content_hash: c.text for c in chunks})
+    assert [len(kept[c.content_hash]) for c in chunks] == [1, 2, 2]
+    whole = np.asarray(vectors[chunks[0].chunk_id].values)
+    alone = embedder.encoder.encode(sentences(texts[0]))[0]
+    assert float(kept["once-1"][0] @ alone) > 0.98
+    # kept in half precision: the chunk's own vector, or not it
+    assert np.allclose(kept["once-1"][0], whole, atol=2e-3) is not prefixed
+    assert np.array_equal(kept["once-2"][1], kept["once-3"][1])
+    shared = embedder.encoder.encode(["本办法自发布之日起施行"])[0]
+    assert float(kept["once-2"][1] @ shared) > 0.98
+    ingesting.embed_chunks(chunks)
+    assert sum(ingesting.encoded.values()) == 6 if not prefixed else 7  # a rerun encodes none
+    ingesting.close()

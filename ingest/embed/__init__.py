@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -62,6 +62,7 @@ class Embedder:
         self._encoder: Encoder | None = None
         self._sentences: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash → rows
         self._sentences_lock = threading.Lock()
+        self.encoded: Counter[str] = Counter()  # texts and sentences run through the model
         cache_path.parent.mkdir(parents=True, exist_ok=True)
         # Not bound to its thread: the warm worker (flows/warm.py) keeps one Embedder for runs
         # on its task threads, one run at a time.
@@ -147,22 +148,28 @@ class Embedder:
                 self._sentences.popitem(last=False)
         return found
 
-    def _store_sentences(self, texts: Mapping[str, str]) -> None:
+    def _store_sentences(self, texts: Mapping[str, str],
+                         whole: Mapping[str, np.ndarray]) -> None:
         """Encode and keep the sentences of texts the cache lacks, many texts to a batch as
         chunk vectors are (a sentence's vector moves by about 0.007 cosine with its batch;
-        encoding each text alone took three times as long)."""
+        encoding each text alone took three times as long). A sentence is encoded once per
+        batch however many texts hold it, and not at all when its chunk's vector was just
+        computed from that very string (`whole`: content hash → that vector; a one-sentence
+        text with no stop after it, encoded without a prefix as the cross-lingual index does).
+        Only the same string: a stop or a prefix moves a vector too far (bench/RESULTS.md,
+        "Real-corpus ingest")."""
         known = {h for (h,) in lookup(self._cache, "SELECT content_hash FROM sentences "
                                       "WHERE model=? AND content_hash IN ({keys})",
                                       texts, self.name)}
         missing = [(h, sentences(t)) for h, t in texts.items() if h not in known]
         for start in range(0, len(missing), SENTENCE_TEXTS_PER_WRITE):
             part = missing[start : start + SENTENCE_TEXTS_PER_WRITE]
-            vectors = self.encoder.encode([s for _, parts in part for s in parts])
-            rows, row = [], 0
-            for h, parts in part:
-                block = vectors[row : row + len(parts)].astype(SENTENCE_DTYPE)
-                rows.append((self.name, h, block.tobytes()))
-                row += len(parts)
+            todo = list(dict.fromkeys(s for h, parts in part if h not in whole for s in parts))
+            vectors = dict(zip(todo, self.encoder.encode(todo), strict=True)) if todo else {}
+            self.encoded["sentences"] += len(todo)
+            rows = [(self.name, h, (whole[h][None, :] if h in whole else np.stack(
+                        [vectors[s] for s in parts])).astype(SENTENCE_DTYPE).tobytes())
+                    for h, parts in part]
             self._write("INSERT OR REPLACE INTO sentences VALUES (?,?,?)", rows)
 
     def _write(self, statement: str, rows: Sequence[tuple[object, ...]]) -> None:
@@ -193,13 +200,17 @@ class Embedder:
                 missing.setdefault(c.content_hash, c.embed_text if self._prefixed else c.text)
         if missing:
             vectors, coverage = self.encoder.encode_passages(list(missing.values()))
+            self.encoded["texts"] += len(missing)
             self._write("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",
                         [(self.name, h, c, v.astype(np.float32).tobytes())
                          for h, c, v in zip(missing, coverage, vectors, strict=True)])
             cached.update(zip(missing, self._embeddings(vectors, coverage), strict=True))
         # Search ranks candidates by their best sentence too (ingest.search): kept here so a
         # search only reads them.
-        self._store_sentences({c.content_hash: c.text for c in chunks})
+        texts = {c.content_hash: c.text for c in chunks}
+        self._store_sentences(texts, {h: np.asarray(cached[h].values, np.float32)
+                                      for h, text in missing.items()
+                                      if sentences(texts[h]) == [text]})
         return {c.chunk_id: cached[c.content_hash] for c in chunks}, len(missing)
 
     def cached(self, hashes: set[str]) -> dict[str, Embedding]:

@@ -2,7 +2,7 @@
 state, and every document version moves through typed phases (job.py). flows/ingest.py wraps
 the heavy steps as Prefect tasks and keeps only the flows."""
 
-from ingest.pipeline.context import Clock, Progress, RunContext, Steps, progress_to
+from ingest.pipeline.context import ENCODING, Clock, Progress, RunContext, Steps, progress_to
 from ingest.pipeline.failures import REFUSED, Failure, Stage
 from ingest.pipeline.job import Parsed, Planned, Prepared, VersionJob, Written
 from ingest.pipeline.local import InProcess
@@ -10,6 +10,7 @@ from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunR
 from ingest.pipeline.run import current_generation, run_pipeline
 
 __all__ = [
+    "ENCODING",
     "REFUSED",
     "STAGES",
     "ChunkCounts",

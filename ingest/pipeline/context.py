@@ -22,8 +22,10 @@ from ingest.pipeline.job import Planned, Prepared
 from ingest.scopes import TenantTree
 from ingest.stores import Stores
 
-# Called with (done, total, description) as a run goes through its files.
+# Called with (done, total, description) as a run goes through its files, and with
+# (chunks encoded, chunks to encode, ENCODING) as it embeds them.
 Progress = Callable[[int, int, str], None]
+ENCODING = "chunks encoded"
 
 _listeners: list[Progress] = []
 

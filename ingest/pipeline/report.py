@@ -100,6 +100,7 @@ class IngestSummary(BaseModel):
     written: int
     chunks: ChunkCounts
     embedded: int
+    encoded: dict[str, int] = {}  # texts and sentences each model encoded ("<model> <kind>")
     over_budget_chunks: int  # chunks longer than the model's input (expected 0)
     triples: int
     graph: GraphQuality = GraphQuality()  # of the relations this run wrote

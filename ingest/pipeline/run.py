@@ -19,20 +19,22 @@ from pathlib import Path
 
 from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
-from ingest.embed import Embedder
+from ingest.embed import Embedder, Embedding
 from ingest.graph.quality import graph_quality
 from ingest.graph.titles import TitleIndex
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
 from ingest.models import ChunkKind, State
-from ingest.pipeline.context import RunContext
+from ingest.pipeline.context import ENCODING, RunContext
 from ingest.pipeline.job import Planned, Written
 from ingest.pipeline.plan import date_versions, plan
 from ingest.pipeline.prepare import Selection, prepare
 from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunReport
 from ingest.pipeline.write import write
 from ingest.stores import open_stores
+
+EMBED_BATCH = 1_024  # chunks per embed step
 
 
 @dataclass
@@ -47,6 +49,7 @@ class _Outcome:
     planned: list[Planned] = field(default_factory=list)
     written: list[Written] = field(default_factory=list)
     embedded: int = 0
+    encoded: Counter[str] = field(default_factory=Counter)  # "model texts|sentences" → count
     over_budget: int = 0
     cleaned: list[str] = field(default_factory=list)
 
@@ -136,10 +139,9 @@ def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None
 
 def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation,
                      outcome: _Outcome) -> None:
+    before = Counter(embedder.encoded)
     with ctx.clock.stage("embed"):
-        wanted = [c for p in outcome.planned for c in p.diff.writes
-                  if c.kind != ChunkKind.PARENT]
-        vectors, outcome.embedded = ctx.steps.embed(embedder, wanted)
+        vectors = _embed(ctx, embedder, outcome)
     if generation.dimension is None:
         ctx.manifest.record_dimension(generation.generation, embedder.dimension)
     with ctx.steps.store_writer():
@@ -150,8 +152,27 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
                 stores.activate()  # the very first ingest: the aliases name g1 from now on
             ctx.progress(outcome.files, outcome.files, "writing the stores")
             outcome.written = write(ctx, stores, outcome.planned, vectors)
+            if stores.crosslingual is not None:
+                outcome.encoded.update({f"{stores.crosslingual.model} {k}": n for k, n
+                                        in stores.crosslingual.encoded.items()})
         finally:
             stores.close()
+    outcome.encoded.update({f"{embedder.name} {k}": n
+                            for k, n in (embedder.encoded - before).items()})
+
+
+def _embed(ctx: RunContext, embedder: Embedder, outcome: _Outcome) -> dict[str, Embedding]:
+    """The chunk vectors of the planned writes, EMBED_BATCH chunks at a time: the progress
+    bar moves (ENCODING), and the encoder's work is bounded by a batch, not by the run."""
+    wanted = [c for p in outcome.planned for c in p.diff.writes if c.kind != ChunkKind.PARENT]
+    vectors: dict[str, Embedding] = {}
+    for start in range(0, len(wanted), EMBED_BATCH):
+        ctx.progress(start, len(wanted), ENCODING)
+        part, computed = ctx.steps.embed(embedder, wanted[start : start + EMBED_BATCH])
+        vectors |= part
+        outcome.embedded += computed
+    ctx.progress(len(wanted), len(wanted), ENCODING)
+    return vectors
 
 
 def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
@@ -169,6 +190,7 @@ def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
         documents=ctx.manifest.state_counts(),
         skipped_unchanged=selection.skipped, written=len(outcome.written),
         chunks=_chunk_counts(outcome.written), embedded=outcome.embedded,
+        encoded=dict(outcome.encoded),
         over_budget_chunks=outcome.over_budget, triples=len(triples),
         graph=graph_quality(triples, ctx.manifest.titles(),
                             sum((p.llm_graph for p in outcome.planned), Counter())),

@@ -12,6 +12,7 @@ twice), so the embed stage and the writers' signatures stay as they are.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,6 +32,15 @@ class CrossLingualIndex:
         if chunks:
             vectors, _ = self._embedder.embed_chunks(chunks)
             self.store.upsert(chunks, vectors)
+
+    @property
+    def model(self) -> str:
+        return self._embedder.name
+
+    @property
+    def encoded(self) -> Counter[str]:
+        """Texts and sentences its encoder ran on (the embed stage's are counted apart)."""
+        return self._embedder.encoded
 
     def delete(self, chunk_ids: Sequence[str]) -> None:
         self.store.delete(chunk_ids)
