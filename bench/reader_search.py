@@ -8,12 +8,13 @@ the ranker step recording what it is given: the fused order, and the reader mode
 for the fused top max(depths). From that one pass every variant is scored, so they all see the
 same candidates: the fused order (the reader model off), and for each depth N the top N
 reordered by the reader model alone (`reader`) or by its rank fused with the fused rank
-(`fused`), exact code/clause matches first as in search. Recall@5, Hit@1 and MRR (over the whole fused list) per tag
-(ingest.evaluate's rules). No-answer: a case's signal is the best probability in the top N (a
-result carrying the query's code or clause number answers); the floor is fitted with 5-fold
-cross-validation (folds by a hash of set and id) for at most 5 % false abstentions on the other
-folds' answerable cases, and the held-out folds' abstentions are reported; `--write-floor`
-stores the floor fitted on every case as `answer_floor` in the model's reader.json.
+(`fused`), exact code/clause matches first as in search. Recall@5, Hit@1 and MRR (over the
+whole fused list) per tag, by ingest.evaluate's rules. No-answer: a case's signal is the best
+probability in the top N (a result carrying the query's code or clause number answers); the
+floor is fitted with 5-fold cross-validation (folds by a hash of set and id) for at most 5 %
+false abstentions on the other folds' answerable cases, and the held-out folds' abstentions are
+reported; `--write-floor` stores the floor fitted on every case as `answer_floor` in the
+model's reader.json.
 """
 
 from __future__ import annotations

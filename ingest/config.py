@@ -145,7 +145,7 @@ class Settings(BaseSettings):
     # the reader model (ingest/rerank, search/ranker.py)
     rerank: bool = Field(False, description="the reader model rescores the fused top N (a "
                          "request may switch it either way); off by default: see README")
-    rerank_depth: int = Field(30, ge=1, le=100, description="how many of the fused order the "
+    rerank_depth: int = Field(20, ge=1, le=100, description="how many of the fused order the "
                               "reader model rescores")
     rerank_blend: Literal["reader", "fused"] = Field(
         "fused", description="final order: the reader model's, or its rank fused (RRF) with the "

@@ -42,7 +42,7 @@ def kept(order: list[str], note: str | None = None) -> Reranked:
 class Ranker:
     """The reader model over one folder, opened lazily and kept."""
 
-    def __init__(self, folder: Path | None = None, *, depth: int = 30,
+    def __init__(self, folder: Path | None = None, *, depth: int = 20,
                  blend: Literal["reader", "fused"] = "fused", floor: float | None = None,
                  threads: int = 2) -> None:
         self.folder = folder or MODEL_DIR
