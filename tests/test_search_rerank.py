@@ -40,9 +40,10 @@ def indexed(prefect_api, tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 def search(settings: Settings, query: str = QUESTION, rerank: bool | None = None,
-           k: int = 5) -> SearchResponse:
+           k: int = 5, **ask: object) -> SearchResponse:
     with Searcher(settings) as searcher:
-        return searcher.search(query, k=k, options=SearchOptions(rerank=rerank), **ASK)
+        return searcher.search(query, k=k, options=SearchOptions(rerank=rerank),
+                               **(ask or ASK))  # type: ignore[arg-type]
 
 
 def damaged_copy(folder: Path) -> Path:
@@ -107,3 +108,36 @@ def test_the_api_and_the_cli_take_the_switch_per_request(
                      "--json"]) == 0
         first = json.loads(capsys.readouterr().out)["results"][0]
         assert (first["answer_probability"] is not None) is reranked
+
+
+def test_the_reader_model_lifts_the_answer_from_fourth_to_first(ingested) -> None:
+    """sample_docs, as `kbflow eval` asks its case asof-einvoice-2026: the fused order puts the
+    2026 travel rule's clause on e-invoices fourth (behind clauses naming 报销 and 差旅费); the
+    reader model reads that it answers and, ordering alone, puts it first. (Fused with the fused
+    rank, the default blend, the shipped model leaves it second; the new one puts it first.)"""
+    _, settings = ingested
+    ask = {"tenant_id": "default", "groups": ["all-staff"], "as_of": date(2026, 3, 1)}
+
+    def answers(r: object) -> bool:
+        return (getattr(r, "doc_id", None) == "travel-expense"
+                and getattr(r, "version_id", None) == "2026"
+                and getattr(r, "clause_no", None) == "第十五条")
+
+    fused = search(settings, "数电票可以用来报销差旅费吗?", rerank=False, **ask)
+    assert [r.rank for r in fused.results if answers(r)] == [4]
+    on = search(settings.model_copy(update={"rerank_blend": "reader"}),
+                "数电票可以用来报销差旅费吗?", rerank=True, **ask)
+    assert answers(on.results[0]) and on.results[0].fused_rank == 4
+    assert on.results[0].answer_probability == max(
+        r.answer_probability or 0.0 for r in on.results)
+
+
+def test_the_reader_models_floor_decides_no_answer(indexed: Settings) -> None:
+    """No passage at or above the floor: no_answer, with the probability in the reason."""
+    best = max(r.answer_probability or 0.0 for r in search(indexed, rerank=True).results)
+    above = search(indexed.model_copy(update={"rerank_floor": min(1.0, best + 1e-3)}),
+                   rerank=True)
+    assert above.verdict == "no_answer" and "best reader model probability" in above.reason
+    below = search(indexed.model_copy(update={"rerank_floor": max(0.0, best - 1e-3)}),
+                   rerank=True)  # results show the probability rounded to 4 places
+    assert below.verdict != "no_answer"
