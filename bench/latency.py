@@ -261,7 +261,7 @@ def reader_cost(data: Path, rounds: int) -> str:
             reader.score(case["question"], passages, batch=BATCH)
             scoring += time.perf_counter() - started
             pairs += len(passages)
-    keys = data.parent / "latency-keys.json"
+    keys = Path(tempfile.mkdtemp(prefix="kbflow-reader-latency-")) / "keys.json"
     keys.write_text(json.dumps({KEY: {"tenant": "default", "groups": groups_of(data)}}))
     port = free_port()
     reader_env = {k: v for k, v in os.environ.items()
