@@ -2,7 +2,8 @@
 
     .venv/bin/python -m bench.realworld [--laws DIR] [--questions FILE] [--gold-files-only]
         [--data-dir DIR] [--limit N] [--skip-ingest] [--rules] [--tune FOLDS] [--label L]
-        [--before LABEL] [--report-only] [--out FILE]
+        [--before LABEL] [--report-only] [--out FILE] [--reader] [--heldout FILE]
+        [--no-baselines]
 
 Ingests the laws with `kbflow ingest --json` in a subprocess (wall time, stage seconds, chunks,
 failures, peak RSS), then asks every question of one warm Searcher at k=100 and scores what
@@ -18,6 +19,8 @@ then timed as `kbflow search` serves them (signals on the top 10), and their ran
 `--rules` also scores final search with each of its rules switched off; `--tune 5` also scores
 final search and the dense path with the query adapter of `kbflow tune`, each question asked with
 the adapter fitted on the other four folds' questions (ingest/evaluate/tune.py).
+`--reader` also scores final search with the reader model reranking, and `--heldout
+DIR/heldout.json` asks only the questions that model never saw in training.
 `--gold-files-only` ingests only the law files holding a gold article: the whole folder takes
 hours to embed on a busy 2-core machine.
 
@@ -82,6 +85,7 @@ RULES = {"final-typos": "typo_correction", "final-synonyms": "synonyms",
          "final-crosslingual": "crosslingual"}
 # final search and the dense path with `kbflow tune`'s query adapter, cross-validated (--tune)
 TUNED = {"final+adapter": "final", "dense+adapter": "dense"}
+READER = "final+reader"  # final with the reader model reranking its top N (--reader)
 RECORD = "realworld-ingest.json"  # the ingest's figures, kept in the data dir for --skip-ingest
 
 
@@ -274,16 +278,20 @@ def ingest_figures(record: dict[str, Any]) -> dict[str, Any]:
             "failures": dict(Counter(f"{f['stage']}/{f['kind']}" for f in summary["failures"]))}
 
 
-def ask_kbflow(cases: Sequence[EvalCase], settings: Settings, rules: bool = False
-               ) -> tuple[dict[str, list[dict[str, float]]], dict[str, Any]]:
+def ask_kbflow(cases: Sequence[EvalCase], settings: Settings, rules: bool = False,
+               reader: bool = False) -> tuple[dict[str, list[dict[str, float]]], dict[str, Any]]:
     """Per retriever (and, with `rules`, final with each rule off), each question's scores;
     then the latency of kbflow's final search as it is served (confidence signals on its top
-    results) on the first questions. One warm Searcher for all, as `kbflow serve` keeps one."""
+    results) on the first questions. One warm Searcher for all, as `kbflow serve` keeps one.
+    With `reader`, final is also scored with the reader model reranking (final+reader) and
+    final itself without it, whatever KBFLOW_RERANK says."""
     ranked: dict[str, list[str]] = {}  # final's chunk ids for the timed questions
     timed = cases[:LATENCY_QUESTIONS]
     short: list[str] = []  # questions whose final search returned fewer than 100 hits
-    ranking = SearchOptions(signal_depth=0)  # the rankings, without the confidence signals
-    asked_for = {mode: ranking for mode in MODES} | {
+    # the rankings, without the confidence signals
+    ranking = SearchOptions(signal_depth=0, rerank=False if reader else None)
+    asked_for = {mode: ranking for mode in MODES} | (
+        {READER: SearchOptions(signal_depth=0, rerank=True)} if reader else {}) | {
         name: SearchOptions(signal_depth=0, **{rule: False}) for name, rule in RULES.items()
         if rules} | {SERVED: SearchOptions()}
     per: dict[str, list[dict[str, float]]] = {
@@ -373,6 +381,7 @@ def ask_baselines(cases: Sequence[EvalCase], articles: Sequence[Article], settin
 ROWS = {"final": "kbflow final (`kbflow search`)",
         "final+adapter": "kbflow final with `kbflow tune`'s query adapter (cross-validated)",
         "dense+adapter": "kbflow dense path with the query adapter (cross-validated)",
+        READER: "kbflow final with the reader model reranking (`--reader`)",
         ASKED_K10: "kbflow final asked for k=10 (MRR@10)",
         "hybrid": "kbflow hybrid RRF (BM25 + dense, no rules)",
         "bm25": "kbflow BM25 path alone", "dense": "kbflow dense path alone",
@@ -496,6 +505,14 @@ def main() -> None:
     parser.add_argument("--tune", type=int, metavar="FOLDS", default=0,
                         help="also score final search and the dense path with kbflow tune's "
                         "query adapter, cross-validated over FOLDS folds of the questions")
+    parser.add_argument("--reader", action="store_true",
+                        help="also score final search with the reader model reranking "
+                        "(KBFLOW_READER_DIR: which model), final itself without it")
+    parser.add_argument("--no-baselines", action="store_true",
+                        help="kbflow's rows only (the baselines embed every article once)")
+    parser.add_argument("--heldout", type=Path, metavar="FILE",
+                        help="ask only the questions whose ids a reader model's heldout.json "
+                        "lists (the ones it never saw in training)")
     parser.add_argument("--skip-ingest", action="store_true",
                         help="reuse the data dir and the ingest figures recorded in it")
     parser.add_argument("--label", default=f"{datetime.now(UTC):%Y%m%dT%H%M}")
@@ -524,7 +541,11 @@ def main() -> None:
         record = ingest(laws, data)
     settings = Settings(data_dir=data)
     articles = load_articles(laws)
-    cases = load_cases(args.questions, args.limit)
+    cases = load_cases(args.questions, None)
+    if args.heldout:
+        held = {str(i) for i in json.loads(args.heldout.read_text(encoding="utf-8"))["ids"]}
+        cases = [c for c in cases if c.id in held]
+    cases = cases[:args.limit]
     golds = [normalise(e.text or "") for c in cases for e in c.expected]
 
     def inside_one(texts: Sequence[str]) -> float:
@@ -534,8 +555,9 @@ def main() -> None:
         return sum(g in joined for g in golds) / len(golds)
 
     load_start = os.getloadavg()[0]
-    per = ask_baselines(cases, articles, settings)  # first: its vectors are kept for a rerun
-    kbflow, latency = ask_kbflow(cases, settings, args.rules)
+    per = ({} if args.no_baselines  # first: its vectors are kept for a rerun
+           else ask_baselines(cases, articles, settings))
+    kbflow, latency = ask_kbflow(cases, settings, args.rules, args.reader)
     per = kbflow | (ask_tuned(cases, settings, args.tune) if args.tune else {}) | per
     result = {
         "label": args.label, "finished": f"{datetime.now(UTC):%Y-%m-%d %H:%M}",
@@ -554,7 +576,7 @@ def main() -> None:
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     text = report(result, before)
-    if args.limit is None:
+    if args.limit is None and args.heldout is None:  # a subset does not replace the section
         write_section(args.out, SECTION, text)
     print(text)
 

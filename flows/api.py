@@ -1,7 +1,8 @@
 """The warm search API that `kbflow serve` mounts beside the webhook receiver.
 
-    POST /search   {"query": "…", "k": 5, "as_of": "YYYY-MM-DD", "tenant": …, "groups": […]}
-    GET  /search?q=…&k=5&as_of=YYYY-MM-DD[&tenant=…][&group=…]
+    POST /search   {"query": "…", "k": 5, "as_of": "YYYY-MM-DD", "tenant": …, "groups": […],
+                    "rerank": true|false}
+    GET  /search?q=…&k=5&as_of=YYYY-MM-DD[&tenant=…][&group=…][&rerank=false]
     Authorization: Bearer <API key>
 
 Both answer the JSON of `kbflow search --json` (ingest.search.SearchResponse). One process keeps
@@ -193,6 +194,8 @@ class SearchRequest(BaseModel):
     as_of: Annotated[date | None, BeforeValidator(calendar_day)] = None
     tenant: str | None = None
     groups: list[str] | None = None
+    rerank: bool | None = Field(None, description="the reader model rescores the fused top N; "
+                                "unset: the KBFLOW_RERANK setting")
 
 
 class SearchService:
@@ -229,9 +232,12 @@ class SearchService:
         self._searcher.refresh_scopes()  # the tenant parents file changed: TenantTreeError
         return self._searcher
 
-    def _search(self, query: str, tenant: str, groups: list[str], as_of: date, k: int) -> str:
+    def _search(self, query: str, tenant: str, groups: list[str], as_of: date, k: int,
+                rerank: bool | None = None) -> str:
+        from ingest.search import SearchOptions
+
         response = self._current().search(query, tenant_id=tenant, groups=groups, as_of=as_of,
-                                          k=k)
+                                          k=k, options=SearchOptions(rerank=rerank))
         return response.model_dump_json()
 
     async def warm(self) -> None:
@@ -241,9 +247,12 @@ class SearchService:
     def _warm(self) -> None:
         searcher = self._current()
         searcher.search("warm", tenant_id="", groups=["-"], as_of=date.today(), k=1)
+        if self._settings.rerank:  # the reader model's session, opened once and kept
+            searcher.ranker.reader()
 
     async def search(self, request: Request, query: str, tenant: str, groups: list[str],
-                     as_of: date, k: int, caller: str = "") -> str | None:
+                     as_of: date, k: int, caller: str = "", rerank: bool | None = None
+                     ) -> str | None:
         """The response's JSON; None when the client left before its turn. 503 when full, or
         when `caller` (an API key) holds its share or about a second's work of its own."""
         mine, settings = self._by_caller[caller], self._settings
@@ -262,7 +271,7 @@ class SearchService:
             try:
                 started = time.perf_counter()
                 body = await asyncio.get_running_loop().run_in_executor(
-                    self._thread, self._search, query, tenant, groups, as_of, k)
+                    self._thread, self._search, query, tenant, groups, as_of, k, rerank)
             finally:
                 self._turn.release()
             took = time.perf_counter() - started
@@ -335,7 +344,8 @@ def search_router(settings: Settings, service: SearchService) -> APIRouter:
         caller = hashlib.sha256(token.encode()).hexdigest()  # the key, as KeyRing matched it
         try:
             body = await service.search(http, request.query, tenant, groups,
-                                        request.as_of or date.today(), request.k, caller)
+                                        request.as_of or date.today(), request.k, caller,
+                                        request.rerank)
         except TenantTreeError as exc:  # searched with no tree rather than a stale one
             log.error("%s: every search is refused until it is fixed", exc)
             raise HTTPException(503, "the tenant parents configuration is invalid") from None
@@ -363,7 +373,7 @@ def search_router(settings: Settings, service: SearchService) -> APIRouter:
             wanted = SearchRequest.model_validate({
                 "query": params.get("q", ""), "k": params.get("k", 5),
                 "as_of": params.get("as_of"), "tenant": params.get("tenant"),
-                "groups": params.getlist("group") or None,
+                "groups": params.getlist("group") or None, "rerank": params.get("rerank"),
             })
         except ValidationError as exc:
             return JSONResponse({"detail": _problems(exc)}, status_code=422)

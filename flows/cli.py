@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     search.add_argument("--as-of", type=_day, default=None,
                         help="business date YYYY-MM-DD: the versions in force then (default today)")
     search.add_argument("--k", type=_k, default=5, help="results, 1 to 100")
+    search.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                        help="the reader model rescores the fused top N (default: KBFLOW_RERANK)")
     search.add_argument("--json", action="store_true")
 
     graph = commands.add_parser("graph", help="an entity's relations in the graph, with the "
@@ -117,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("--retriever", choices=["bm25", "dense", "graph", "hybrid", "final"],
                           action="append", dest="retrievers",
                           help="repeatable (default: all five; final is `kbflow search`)")
+    evaluate.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                          help="final search with or without the reader model (default: "
+                          "KBFLOW_RERANK)")
 
     tune = commands.add_parser("tune", help="fit the query adapter on gold cases (JSONL) and "
                                "keep it when cross-validation shows search gains")
@@ -478,12 +483,13 @@ def _chunks(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _search(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.search import search_index
+    from ingest.search import SearchOptions, search_index
     from ingest.search.graph_channel import describe
 
     response = search_index(
         settings, args.query, tenant_id=args.tenant or settings.default_tenant,
         groups=args.groups or settings.default_acl, as_of=args.as_of or date.today(), k=args.k,
+        options=SearchOptions(rerank=args.rerank),
     )
     if args.json:
         print(response.model_dump_json(indent=2))
@@ -722,10 +728,12 @@ def _trace(args: argparse.Namespace, settings: Settings) -> int:
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
     from ingest.evaluate import compare_retrievers, load_cases
+    from ingest.search import SearchOptions
 
     cases = load_cases(args.cases)
     modes = args.retrievers or ["bm25", "dense", "graph", "hybrid", "final"]
-    reports = compare_retrievers(cases, settings, args.k, modes)
+    reports = compare_retrievers(cases, settings, args.k,
+                                 {m: SearchOptions(rerank=args.rerank) for m in modes})
     if args.json:
         _print_json(reports)
         return 0

@@ -142,6 +142,19 @@ class Settings(BaseSettings):
         description="the dense path joins the fusion only for texts whose share of known "
         "wordpieces reaches this (an English-only model sees Chinese as [UNK])",
     )
+    # the reader model (ingest/rerank, search/ranker.py)
+    rerank: bool = Field(False, description="the reader model rescores the fused top N (a "
+                         "request may switch it either way); off by default: see README")
+    rerank_depth: int = Field(20, ge=1, le=100, description="how many of the fused order the "
+                              "reader model rescores")
+    rerank_blend: Literal["reader", "fused"] = Field(
+        "fused", description="final order: the reader model's, or its rank fused (RRF) with the "
+        "fused rank")
+    rerank_floor: float | None = Field(None, ge=0.0, le=1.0, description="no_answer when no "
+                                       "passage's probability reaches this; unset: the model "
+                                       "card's answer_floor, else the cosine abstention")
+    reader_dir: Path | None = Field(None, description="the reader model's folder (reader.json, "
+                                    "ONNX, tokenizer); unset: the one shipped in ingest/rerank")
     # operations (flows/deployments.py, flows/webhook.py)
     rebuild_cron: str = Field("0 2 * * *", description="schedule of kbflow-full-rebuild (UTC)")
     webhook_secret: str = Field("", description="HMAC-SHA256 key of POST /events; unset: `kbflow "

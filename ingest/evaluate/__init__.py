@@ -279,7 +279,8 @@ def searcher_fn(searcher: Searcher, settings: Settings, mode: str = "final",
 
 
 def compare_retrievers(cases: Sequence[EvalCase], settings: Settings, k: int = 5,
-                       modes: Sequence[str] = RETRIEVERS) -> RetrieverReports:
+                       modes: Sequence[str] | Mapping[str, SearchOptions | None] = RETRIEVERS,
+                       ) -> RetrieverReports:
     with retriever_fns(settings, modes=modes) as fns:
         return RetrieverReports(
             k=k, retrievers={mode: evaluate(cases, fn, k) for mode, fn in fns.items()},

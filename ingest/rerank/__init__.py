@@ -117,7 +117,8 @@ class Reader:
         """(prefix, text) passages as the reader reads them: prefix and best window."""
         return [reader_text(prefix, question, text, self.budget) for prefix, text in passages]
 
-    def score(self, question: str, passages: Sequence[tuple[str, str]]) -> np.ndarray:
+    def score(self, question: str, passages: Sequence[tuple[str, str]], batch: int = 16
+              ) -> np.ndarray:
         """Each (prefix, text) passage's probability of answering the question."""
-        logits = self.logits(question, self.texts(question, passages))
+        logits = self.logits(question, self.texts(question, passages), batch)
         return np.asarray(1.0 / (1.0 + np.exp(-logits)), dtype=np.float32)
