@@ -11,13 +11,14 @@ manifest, and the index is reopened when a rebuild or rollback switches the serv
 so new versions and generations are served without a restart.
 
 Load: searches run one at a time. The API holds settings.search_max_pending of them (running or
-waiting), settings.search_max_pending_per_key of one key's, and no more than about
-MAX_QUEUE_SECONDS of one key's work; beyond that a request gets 503 with Retry-After at once,
-instead of waiting behind everyone. Keys take turns (FairTurns): a key with many searches
-waiting delays another key's by at most one of its own. A request whose client hangs up while
-it waits leaves the queue (checked every 0.1 s) and is not computed. Bodies over MAX_BODY_BYTES
-get 413 before they are read; `as_of` is a calendar date, YYYY-MM-DD, and nothing else (no
-Unix times).
+waiting), settings.search_max_pending_per_tenant of one tenant's (whatever its number of keys),
+settings.search_max_pending_per_key of one key's, and no more than about MAX_QUEUE_SECONDS of
+one key's work; beyond that a request gets 503 with Retry-After at once, instead of waiting
+behind everyone. Tenants take turns, and a tenant's keys take turns within its own (FairTurns):
+a tenant or key with many searches waiting delays another's by at most one of its own. A
+request whose client hangs up while it waits leaves the queue (checked every 0.1 s) and is not
+computed. Bodies over MAX_BODY_BYTES get 413 before they are read; `as_of` is a calendar date,
+YYYY-MM-DD, and nothing else (no Unix times).
 
 Access control: `KBFLOW_API_KEYS_FILE` (JSON or YAML) maps each key to a tenant and its ACL
 groups, `{"<key>": {"tenant": "acme", "groups": ["all-staff"]}}`. Tenant and groups come from
@@ -209,6 +210,7 @@ class SearchService:
         self._turn = FairTurns()
         self._pending = 0  # holding or waiting for the turn
         self._by_caller: Counter[str] = Counter()  # the same, per caller
+        self._by_tenant: Counter[str] = Counter()  # and per tenant
         self._seconds: dict[str, float] = {}  # moving average of one search, per caller
         self.computed = self.abandoned = self.refused = 0
         self._searcher: Searcher | None = None
@@ -254,18 +256,21 @@ class SearchService:
                      as_of: date, k: int, caller: str = "", rerank: bool | None = None
                      ) -> str | None:
         """The response's JSON; None when the client left before its turn. 503 when full, or
-        when `caller` (an API key) holds its share or about a second's work of its own."""
+        when `caller` (an API key) or its tenant holds its share, or the key about a second's
+        work of its own."""
         mine, settings = self._by_caller[caller], self._settings
         backlog = mine * self._seconds.get(caller, 0.0)  # its own searches' cost, not others'
         if (self._pending >= settings.search_max_pending or backlog > MAX_QUEUE_SECONDS
-                or mine >= settings.search_max_pending_per_key):
+                or mine >= settings.search_max_pending_per_key
+                or self._by_tenant[tenant] >= settings.search_max_pending_per_tenant):
             self.refused += 1
             raise HTTPException(503, "too many searches waiting; retry shortly",
                                 headers={"Retry-After": str(max(1, math.ceil(backlog)))})
         self._pending += 1
         self._by_caller[caller] += 1
+        self._by_tenant[tenant] += 1
         try:
-            if not await self._take_turn(request, caller):
+            if not await self._take_turn(request, caller, tenant):
                 self.abandoned += 1
                 return None
             try:
@@ -282,19 +287,21 @@ class SearchService:
         finally:
             self._pending -= 1
             self._by_caller[caller] -= 1
-            if not self._by_caller[caller]:
-                del self._by_caller[caller]
+            self._by_tenant[tenant] -= 1
+            for counts, name in ((self._by_caller, caller), (self._by_tenant, tenant)):
+                if not counts[name]:
+                    del counts[name]
 
     @property
     def pending(self) -> int:
         """Searches running or waiting their turn."""
         return self._pending
 
-    async def _take_turn(self, request: Request, caller: str) -> bool:
+    async def _take_turn(self, request: Request, caller: str, tenant: str) -> bool:
         """Wait for the turn while the client is still there: a client that hangs up leaves
         the queue within DISCONNECT_POLL_SECONDS (so it neither holds a place nor counts in the
         backlog that refuses others). False, holding nothing, when it left."""
-        turn = asyncio.ensure_future(self._turn.acquire(caller))
+        turn = asyncio.ensure_future(self._turn.acquire(caller, tenant))
         while True:
             done, _ = await asyncio.wait({turn}, timeout=DISCONNECT_POLL_SECONDS)
             if done:

@@ -180,6 +180,10 @@ class Settings(BaseSettings):
     search_max_pending_per_key: int = Field(4, ge=1, description="of those, what one API key "
                                             "may hold: a key flooding the API is refused, "
                                             "never the others")
+    search_max_pending_per_tenant: int = Field(8, ge=1, description="of those, what one "
+                                               "tenant's keys together may hold: a tenant "
+                                               "flooding with many keys is refused, never the "
+                                               "other tenants")
 
     @field_validator("authority_levels", mode="before")
     @classmethod

@@ -670,6 +670,10 @@ class SampleDoc:
     sidecar: dict[str, object] | None = None
 
 
+# A subsidiary's files live in its own folder, whose `_meta.yaml` names its tenant: a sidecar
+# may narrow its folder's tenant, never name one the folder did not declare.
+FOLDER_META: dict[str, dict[str, object]] = {"subsidiary-b": {"tenant_id": "subsidiary-b"}}
+
 SAMPLES = [
     SampleDoc(
         "travel_expense_2025.pdf",
@@ -736,7 +740,7 @@ SAMPLES = [
         "星河科技有限公司 人力资源部",
     ),
     SampleDoc(
-        "procurement_policy.docx",
+        "subsidiary-b/procurement_policy.docx",
         "docx",
         PROCUREMENT,
         "星河科技（苏州）有限公司 采购部",
@@ -1319,7 +1323,9 @@ def write_sidecar(meta: dict[str, object], path: Path) -> None:
 
 
 def main() -> int:
-    OUT_DIR.mkdir(exist_ok=True)
+    for folder, declared in FOLDER_META.items():
+        (OUT_DIR / folder).mkdir(parents=True, exist_ok=True)
+        write_sidecar(declared, OUT_DIR / folder / "_meta.yaml")
     for sample in SAMPLES:
         path = OUT_DIR / sample.filename
         if sample.fmt == "raw":

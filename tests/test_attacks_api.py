@@ -148,7 +148,9 @@ def test_7_searches_abandoned_before_their_turn_are_not_computed(
     queued (no refusal by expected wait), each search 0.1 s or more: at most 5 finish in time."""
     monkeypatch.setattr("flows.api.MAX_QUEUE_SECONDS", 60.0)
     with api_server(indexed.model_copy(update={"search_max_pending": 30,
-                                                "search_max_pending_per_key": 30})) as (url, app):
+                                                "search_max_pending_per_key": 30,
+                                                "search_max_pending_per_tenant": 30})
+                    ) as (url, app):
         slowed(app, 0.1)
         with ThreadPoolExecutor(max_workers=30) as pool:
             replies = list(pool.map(lambda _: timed_search(url, timeout=0.5), range(30)))

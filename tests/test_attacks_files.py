@@ -221,8 +221,9 @@ def test_h6_the_same_doc_id_in_two_tenants_is_two_documents(tmp_path: Path) -> N
         root = tmp_path / tenant
         root.mkdir()
         (root / "policy.md").write_text(POLICY.replace("十天", days), encoding="utf-8")
+        (root / "_meta.yaml").write_text(f"tenant_id: {tenant}\n", encoding="utf-8")
         (root / "policy.md.meta.yaml").write_text(
-            f"tenant_id: {tenant}\nacl: [staff]\neffective_from: {start}\n", encoding="utf-8")
+            f"acl: [staff]\neffective_from: {start}\n", encoding="utf-8")
         roots[tenant] = root
     assert run(settings, roots["a"]).written == 1
     assert run(settings, roots["b"]).written == 1  # same default doc id, later date

@@ -83,6 +83,35 @@ def test_1_a_subfolder_run_keeps_the_folder_metadata_above_it(tmp_path: Path,
     assert any("ZEBRA" in t for t in answer(settings, "高管奖金池", "sub-a", ("sub-a-board",)))
 
 
+def test_1_a_first_run_from_a_subfolder_applies_the_folders_above_it(tmp_path: Path,
+                                                                       docs: Path) -> None:
+    """No history, no document roots: the file's place still decides. The folders above the
+    one given apply up to a `root: true` folder, never from a folder everyone may write into."""
+    whole, sub = (Settings(data_dir=tmp_path / name) for name in ("whole", "sub"))
+    assert run(whole, docs).written == 2
+    assert run(sub, docs / "sub-a" / "east").written == 1  # the very first run of `sub`
+    scoped = {(tenant, tuple(acl)) for _, tenant, acl in records(whole).values()}
+    assert {(tenant, tuple(acl)) for _, tenant, acl in records(sub).values()} == {
+        ("sub-a", ("sub-a-board",))} < scoped
+    assert not answer(sub, "高管奖金池") and any(
+        "ZEBRA" in t for t in answer(sub, "高管奖金池", "sub-a", ("sub-a-board",)))
+    # A company tree's top says so: nothing above it applies, as with .editorconfig.
+    (tmp_path / "_meta.yaml").write_text("tenant_id: elsewhere\n", encoding="utf-8")
+    (docs / "_meta.yaml").write_text("root: true\n", encoding="utf-8")
+    top = Settings(data_dir=tmp_path / "top")
+    assert run(top, docs / "sub-a" / "east").written == 1
+    assert {r[1] for r in records(top).values()} == {"sub-a"}
+    # A _meta.yaml in a folder anyone may write into (/tmp, a drop folder) is nobody's.
+    drop = tmp_path / "drop"
+    (drop / "inbox").mkdir(parents=True)
+    drop.chmod(0o777)
+    (drop / "_meta.yaml").write_text("acl: [everyone]\n", encoding="utf-8")
+    (drop / "inbox" / "leave.md").write_text(POLICY, encoding="utf-8")
+    dropped = Settings(data_dir=tmp_path / "dropped")
+    assert run(dropped, drop / "inbox").written == 1
+    assert records(dropped) == {"leave@1": ("READY", "default", ["all-staff"])}
+
+
 # ---- 2. ingesting a subfolder never deletes history -------------------------------------------
 
 def test_2_a_subfolder_run_keeps_every_version_and_its_doc_id(tmp_path: Path) -> None:
@@ -255,6 +284,48 @@ def test_6_an_acl_over_the_cap_fails_its_files_with_the_reason(tmp_path: Path) -
     assert set(reasons) == {f"p{n}.md" for n in range(5)}
     assert all("lists 2000 groups, over the 256" in r for r in reasons.values())
     assert len(records(settings)["ok@1"][2]) == 256
+
+
+def test_6_a_folder_file_is_read_once_per_run_for_all_the_files_below_it(
+        tmp_path: Path) -> None:
+    from ingest.parse.folder_meta import _checked
+
+    docs, settings = tmp_path / "docs", Settings(data_dir=tmp_path / "data")
+    (docs / "hr" / "pay").mkdir(parents=True)
+    (docs / "hr" / "_meta.yaml").write_text("acl: [hr]\n", encoding="utf-8")
+    for n in range(12):
+        (docs / "hr" / "pay" / f"p{n}.md").write_text(POLICY.replace("十天", f"{n + 10}天"),
+                                                     encoding="utf-8")
+    before = _checked.cache_info()
+    assert run(settings, docs).written == 12
+    after = _checked.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits >= 11
+
+
+# ---- 10. a folder declaring no tenant is the default tenant's ---------------------------------
+
+def test_10_a_sidecar_cannot_move_its_file_into_a_tenant_its_folder_did_not_declare(
+        tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "sub-b").mkdir(parents=True)
+    (docs / "board.md").write_text(BOARD, encoding="utf-8")
+    (docs / "board.md.meta.yaml").write_text("tenant_id: sub-b\n", encoding="utf-8")
+    (docs / "sub-b" / "_meta.yaml").write_text("tenant_id: sub-b\n", encoding="utf-8")
+    (docs / "sub-b" / "leave.md").write_text(POLICY, encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data")
+    summary = run(settings, docs)
+    (failure,) = summary.failures
+    assert Path(failure.path or "").name == "board.md"
+    assert ("tenant_id 'sub-b' is not the default tenant 'default' (no folder above it "
+            "declares one) nor a child of it") in failure.reason
+    assert {key: r[1] for key, r in records(settings).items() if r[0] == "READY"} == {
+        "sub-b:sub-b-leave@1": "sub-b"}  # the folder that names its tenant publishes there
+    # A child of the default tenant, declared in the parents file, may be named by a sidecar.
+    parents = tmp_path / "parents.yaml"
+    parents.write_text("sub-b: default\n", encoding="utf-8")
+    child = Settings(data_dir=tmp_path / "child", tenant_parents=parents)
+    assert run(child, docs).failures == []
+    assert records(child)["sub-b:board@1"][:2] == ("READY", "sub-b")
 
 
 # ---- 10. duplicate keys are refused, never last-wins ------------------------------------------

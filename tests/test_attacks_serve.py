@@ -153,6 +153,68 @@ def test_7_one_key_flooding_with_long_queries_never_refuses_another(site: Settin
     assert max(t for _, t in others) < 2 * max(flood_seconds) + 1
 
 
+def test_7_a_tenant_flooding_with_many_keys_never_starves_another_tenant(
+        site: Settings, tmp_path: Path) -> None:
+    """Eight keys of one tenant keep sixteen connections busy with 1,000-character queries
+    (each search held to at least 0.25 s, as on a large corpus). Before, each key had its own
+    turn and share: the flood filled the whole queue (the other tenant's questions got 503),
+    and a question let in waited behind one search of each flooding key. Tenants now take
+    turns and a tenant holds at most its share of the queue: every question of the other
+    tenant is answered, and at most two flood searches start between its sending and its own
+    search: the one running when it joined the queue and the one turn ahead of it in the round
+    (counted from the order the server ran them, whatever the machine's speed)."""
+    import random
+    import threading
+    import time
+
+    from test_attacks_api import slowed
+    from test_serving import KEY_A
+
+    flood_keys = [f"tenant-b-flood-key-{n:02d}-0123456789" for n in range(8)]
+    keys = json.loads(site.api_keys_file.read_text(encoding="utf-8"))  # type: ignore[union-attr]
+    keys |= {key: {"tenant": "tenant-b", "groups": ["all-staff"]} for key in flood_keys}
+    site.api_keys_file.write_text(json.dumps(keys), encoding="utf-8")  # type: ignore[union-attr]
+    stop = threading.Event()
+    started: list[tuple[str, float]] = []  # tenant and start of each search, in order run
+    flooded: list[int] = []
+
+    def flood(url: str, key: str, seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            query = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(1000))
+            flooded.append(httpx.post(f"{url}/search", json={"query": query, "k": 10},
+                                      headers=bearer(key), timeout=300).status_code)
+
+    with api_server(site) as (url, app):
+        slowed(app, 0.25)
+        service, timed = app.state.search, app.state.search._search
+
+        def recorded(query: str, tenant: str, *args: object) -> str:
+            started.append((tenant, time.perf_counter()))
+            return timed(query, tenant, *args)
+
+        service._search = recorded
+        floods = [threading.Thread(target=flood, args=(url, key, n * 2 + half))
+                  for n, key in enumerate(flood_keys) for half in (0, 1)]
+        for thread in floods:
+            thread.start()
+        time.sleep(4)  # the flood fills the queue
+        asked = []  # when each question was sent, and its status
+        for _ in range(4):
+            sent = time.perf_counter()
+            asked.append((sent, httpx.post(f"{url}/search", json={"query": QUERY, "k": 10},
+                                           headers=bearer(KEY_A), timeout=300).status_code))
+        stop.set()
+        for thread in floods:
+            thread.join()
+    assert [status for _, status in asked] == [200] * 4, asked
+    assert 503 in flooded and 200 in flooded
+    ours = [at for tenant, at in started if tenant == "default"]
+    ahead = [sum(sent < at < mine for tenant, at in started if tenant == "tenant-b")
+             for (sent, _), mine in zip(asked, ours, strict=True)]
+    assert max(ahead) <= 2, ahead  # behind eight keys' turns it would be about eight
+
+
 # ---- 10. a hostile query adapter file ------------------------------------------------------------
 
 def npy(array: object = None, *, lying_shape: tuple[int, ...] | None = None) -> bytes:

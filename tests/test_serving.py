@@ -30,12 +30,14 @@ QUERY = "婚假有几天"
 
 
 def write_docs(folder: Path) -> Path:
-    """leave_policy for the default tenant, and a copy of it that only tenant-b may read."""
-    folder.mkdir(parents=True)
+    """leave_policy for the default tenant, and a copy of it that only tenant-b may read (in
+    tenant-b's folder, whose _meta.yaml names the tenant)."""
+    (folder / "tenant-b").mkdir(parents=True)
     shutil.copy(SAMPLE_DOCS / "leave_policy.md", folder)
-    shutil.copy(SAMPLE_DOCS / "leave_policy.md", folder / "leave_b.md")
-    (folder / "leave_b.md.meta.yaml").write_text(
-        "doc_id: leave-b\nversion: \"1\"\ntenant_id: tenant-b\nacl: [all-staff]\n")
+    shutil.copy(SAMPLE_DOCS / "leave_policy.md", folder / "tenant-b" / "leave_b.md")
+    (folder / "tenant-b" / "_meta.yaml").write_text("tenant_id: tenant-b\n")
+    (folder / "tenant-b" / "leave_b.md.meta.yaml").write_text(
+        "doc_id: leave-b\nversion: \"1\"\nacl: [all-staff]\n")
     return folder
 
 
@@ -245,7 +247,7 @@ def test_searches_during_an_ingest_all_succeed_and_see_whole_versions(
         text.replace("可享受婚假10天", "可享受婚假15天").replace("一年内", "两年内"),
         encoding="utf-8")
     for name in ("remote_work_policy.md", "approval_authority.html",
-                 "approval_authority.html.meta.yaml", "procurement_policy.docx"):
+                 "approval_authority.html.meta.yaml", "subsidiary-b/procurement_policy.docx"):
         shutil.copy(SAMPLE_DOCS / name, docs)
 
     port = free_port()

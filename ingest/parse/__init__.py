@@ -23,7 +23,7 @@ from ingest.parse.coverage import indexed_chars, package_chars
 from ingest.parse.embedded import add_embedded
 from ingest.parse.encoding import warning
 from ingest.parse.errors import ParseError, describe_content
-from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults
+from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults, metadata_top
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.opening import RefusedFile, read_checked
 from ingest.parse.quality import flag_near_duplicates
@@ -142,14 +142,13 @@ def _resolves_under(path: Path, base: Path) -> bool:
 def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str], *,
               document_roots: Sequence[Path] = (), max_file_mb: float = 100.0,
               authority_levels: Sequence[str] = AUTHORITY_LEVELS,
-              scopes: TenantTree | None = None, folders_from: Path | None = None,
-              published: Collection[str] = (),
+              scopes: TenantTree | None = None, published: Collection[str] = (),
               shared_stem: bool = False) -> tuple[DocumentMeta, bytes]:
     """The file's metadata and bytes, read once from a descriptor checked to be a regular file
     inside `root` (and inside the document roots, when they are configured) and within the size
     limit; RefusedFile with the reason otherwise (see ingest.parse.opening). Folder metadata
-    files apply from the document root holding the file (else from `folders_from`, else from
-    `root`) down: where a file lies decides its defaults, not which folder a run was given.
+    files apply from the document root holding the file (else from the top metadata_top finds)
+    down: where a file lies decides its defaults, not which folder a run was given.
     `published` and `shared_stem` decide a doc id the sidecar leaves open (see
     ingest.parse.metadata.file_doc_id)."""
     if _is_metadata(path.name):
@@ -160,7 +159,7 @@ def read_meta(path: Path, root: Path, default_tenant: str, default_acl: list[str
     data = read_checked(path, allowed, int(max_file_mb * 1024 * 1024), hidden_below=roots)
     real = path.resolve()
     top = min((r for r in roots if real.is_relative_to(r)), key=lambda r: len(r.parts),
-              default=(folders_from or real_root).resolve())
+              default=None) or metadata_top(real.parent)
     folder = folder_defaults(path, top, scopes)
     return base_meta(path, root, data, default_tenant, default_acl, folder=folder,
                      authority_levels=authority_levels, scopes=scopes, published=published,

@@ -252,17 +252,22 @@ def base_meta(path: Path, root: Path, data: bytes, default_tenant: str,
     the sidecar's, else its folders', else the configured defaults. A sidecar may narrow its
     folder's tenant to a child tenant (`scopes`), never name another one: a file dropped into a
     subsidiary's folder must not publish as its group's (or a sibling's) document. `published`
-    and `shared_stem` decide a doc id the sidecar leaves open (see file_doc_id)."""
+    and `shared_stem` decide a doc id the sidecar leaves open (see file_doc_id). A folder that
+    declares no tenant is the default tenant's: its sidecars may name the default tenant or a
+    child of it, never an unrelated tenant (a subsidiary's files sit in a folder naming it)."""
     side, side_raw, warnings = read_sidecar(path)
     folder = folder or FolderDefaults()
     declared = folder.declared
-    if (side.tenant_id is not None and declared.tenant_id is not None
-            and not (scopes.within(side.tenant_id, declared.tenant_id) if scopes
-                     else side.tenant_id == declared.tenant_id)):
+    outer = declared.tenant_id or default_tenant
+    if side.tenant_id is not None and not (scopes.within(side.tenant_id, outer) if scopes
+                                           else side.tenant_id == outer):
+        whose = (f"{folder.tenant_from}'s tenant {outer!r}" if declared.tenant_id else
+                 f"the default tenant {outer!r} (no folder above it declares one)")
         raise ValueError(
-            f"{sidecar_path(path).name}: tenant_id {side.tenant_id!r} is not {folder.tenant_from}'s"
-            f" tenant {declared.tenant_id!r} nor a child of it: a file may narrow its folder's "
-            "tenant, never move to its parent or a sibling")
+            f"{sidecar_path(path).name}: tenant_id {side.tenant_id!r} is not {whose} "
+            "nor a child of it: a file may narrow its folder's tenant, never move to its parent "
+            "or a sibling (put it in a folder whose _meta.yaml names its tenant, or declare the "
+            "tenant a child in the tenant parents file)")
     tenant = side.tenant_id or declared.tenant_id or default_tenant
     authority = side.authority or declared.authority
     if authority is not None and authority not in authority_levels:

@@ -76,11 +76,10 @@ def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkPa
 @dataclass(frozen=True)
 class Place:
     """Where a file belongs, whatever folder a run was given: the folder its doc id derives
-    from (`root`), the folder its folders' metadata applies from (`top`), the doc ids it was
-    published under, and whether another file in its folder has its stem."""
+    from (`root`), the doc ids it was published under, and whether another file in its folder
+    has its stem. (Which folders' metadata apply is the file's own, see read_meta.)"""
 
     root: Path
-    top: Path
     doc_ids: frozenset[str]
     shared_stem: bool
 
@@ -94,20 +93,17 @@ class Places:
         self.stems: dict[Path, Counter[str]] = {}
 
     def of(self, path: Path, given: Path) -> Place:
-        """A file keeps the doc id of the folder it was first published from, and a file under
-        a folder published before gets that folder's metadata: `kbflow ingest docs/sub-a/east/`
-        after `kbflow ingest docs/` neither renames `docs/…` documents (tombstoning their
-        history) nor drops the `_meta.yaml` of `docs/sub-a/` (widening a restricted file to
-        everyone). Without history the folder given is the place (document roots still apply,
-        see read_meta)."""
+        """A file keeps the doc id of the folder it was first published from:
+        `kbflow ingest docs/sub-a/east/` after `kbflow ingest docs/` does not rename `docs/…`
+        documents (tombstoning their history). Without history the folder given is the place.
+        Folder metadata follows the file's own place whatever the run (see read_meta)."""
         real, given = path.resolve(), given.resolve()
         history = self.manifest.documents(source_paths=[str(real)])
         recorded = [Path(r.source_root) for r in history
                     if r.source_root and real.is_relative_to(r.source_root)]
         above = [root for root in self.known if real.is_relative_to(root)]
         root = min(recorded or above or [given], key=lambda p: len(p.parts))
-        return Place(root, min([*above, root, given], key=lambda p: len(p.parts)),
-                     frozenset(r.doc_id for r in history),
+        return Place(root, frozenset(r.doc_id for r in history),
                      self._stems(real.parent)[real.stem] > 1)
 
     def _stems(self, folder: Path) -> Counter[str]:
@@ -137,7 +133,7 @@ def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Pat
         with ctx.clock.stage("parse"):
             meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
                                    document_roots=settings.document_roots,
-                                   max_file_mb=settings.max_file_mb, folders_from=where.top,
+                                   max_file_mb=settings.max_file_mb,
                                    authority_levels=settings.authority_levels, scopes=ctx.scopes,
                                    published=where.doc_ids, shared_stem=where.shared_stem)
         meta.source_path = str(path.resolve())
