@@ -52,6 +52,7 @@ from bench.realworld import (
     score_question,
 )
 from ingest.config import Settings
+from ingest.evaluate import score_case
 from ingest.llm import LLMClient
 from ingest.rerank import MODEL_DIR, Reader
 from ingest.search.judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
@@ -184,8 +185,9 @@ def figures(results: Sequence[tuple[Any, dict[str, Any]]], articles: Sequence[An
             else:  # unknown judgements keep the middle of the scale
                 score = {p["id"]: (p[key] if p[key] is not None else 0.5) for p in pairs}
                 ranked = sorted(head, key=lambda i: -score[i]) + order[len(head):]
+            hits = [articles[i] for i in ranked]
             ranking.setdefault(name, []).append(
-                score_question(case, [articles[i] for i in ranked]))
+                score_question(case, hits) | {"recall@1": score_case(case, hits, 1).recall})
     pairs = [p for _, r in results for p in r["answerable"] + r["no_answer"] + r["gold_pairs"]]
     searches = [r[side] for _, r in results for side in ("answerable", "no_answer")]
     fresh = [p for p in pairs if p.get("seconds")]
