@@ -7,7 +7,7 @@ them) whose gold articles all lie in one half of the gold law files, in a seeded
 asked twice, as in bench/reader.py's no-answer construction: of the articles of its gold half
 (answerable) and of the other half (no answer: laws on near topics). Candidates: the fused order
 of bench/reader.py (RRF of BM25 and bge-small-zh over whole articles). The judge
-(ingest/search/judge.py, Qwen2.5-Coder-1.5B through llama.cpp in-process) reads each side's top
+(bench/llm_judge.py, Qwen2.5-Coder-1.5B through llama.cpp in-process) reads each side's top
 3, and, for the teacher measure, the gold article when it is not among them.
 
 - Verdict: each search's best judge probability in its top 3 against the reader's and the
@@ -55,7 +55,7 @@ from ingest.config import Settings
 from ingest.evaluate import score_case
 from ingest.llm import LLMClient
 from ingest.rerank import MODEL_DIR, Reader
-from ingest.search.judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
+from bench.llm_judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
 from scripts.train_reader.data import law_titles
 
 SECTION = "## The LLM as judge and teacher (bench/judge.py)"
@@ -241,7 +241,7 @@ def report(result: dict[str, Any]) -> str:
     lines = [SECTION, "", f"{date.today()}, `.venv/bin/python -m bench.judge`: "
              f"{result['questions']} held-out STARD questions (never seen by the reader "
              f"{result['reader']}), each asked of its gold half (answerable) and of the other "
-             "half (no answer); the judge (ingest/search/judge.py, Qwen2.5-Coder-1.5B Q4_K_M "
+             "half (no answer); the judge (bench/llm_judge.py, Qwen2.5-Coder-1.5B Q4_K_M "
              "in-process, one reply token, P(yes) from its log-probabilities) reads the top "
              f"{JUDGE_TOP} of the fused order, each cut to {c['budget_chars']} characters.", "",
              "Verdict (best of the top 3; floor cross-validated for ≤ 5 % false abstentions):",

@@ -1,4 +1,4 @@
-"""The LLM judge (ingest/search/judge.py): the real local model orders an answering passage above
+"""The LLM judge (bench/llm_judge.py): the real local model orders an answering passage above
 a near-topic one; hostile replies (garbage, empty, overlong, over the size limit, malformed
 log-probabilities) are unknown, never yes. The local-model test is skipped, saying why, only
 when `kbflow fetch-llm` has not installed the model (make test installs it)."""
@@ -13,7 +13,7 @@ from fake_llm import FakeLLM
 from ingest.config import Settings
 from ingest.llm import LLMClient
 from ingest.llm.local import installed
-from ingest.search.judge import from_logprobs, judge, read_reply
+from bench.llm_judge import from_logprobs, judge, read_reply
 
 QUESTION = "员工出差住宿费每晚的标准是多少？"
 ANSWERS = ("《差旅费管理办法》第一条", "员工出差住宿费每晚不超过450元，超出部分由个人承担。")

@@ -1,5 +1,6 @@
-"""The local LLM as an opt-in judge of the verdict (issue #45, `--judge`): does each of the top
-passages answer the question, yes or no?
+"""The local LLM as a judge of the verdict (issue #45's `--judge` route, measured by
+bench/judge.py and not wired into search: it did not beat the cosine or the reader): does each
+of the top passages answer the question, yes or no?
 
 Why: every signal of the verdict reads the question and the passage apart, so it cannot tell
 "the topic is covered" from "the fact is answered"; an instruction-tuned LLM reads them together.
