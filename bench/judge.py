@@ -39,6 +39,7 @@ import numpy as np
 
 from bench import write_section
 from bench.abstention import half
+from bench.llm_judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
 from bench.reader import abstention, auc, fuse
 from bench.realworld import (
     HERE,
@@ -55,7 +56,6 @@ from ingest.config import Settings
 from ingest.evaluate import score_case
 from ingest.llm import LLMClient
 from ingest.rerank import MODEL_DIR, Reader
-from bench.llm_judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
 from scripts.train_reader.data import law_titles
 
 SECTION = "## The LLM as judge and teacher (bench/judge.py)"

@@ -10,10 +10,10 @@ import math
 import pytest
 from fake_llm import FakeLLM
 
+from bench.llm_judge import from_logprobs, judge, read_reply
 from ingest.config import Settings
 from ingest.llm import LLMClient
 from ingest.llm.local import installed
-from bench.llm_judge import from_logprobs, judge, read_reply
 
 QUESTION = "员工出差住宿费每晚的标准是多少？"
 ANSWERS = ("《差旅费管理办法》第一条", "员工出差住宿费每晚不超过450元，超出部分由个人承担。")
