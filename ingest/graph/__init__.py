@@ -42,7 +42,7 @@ def extract_triples(chunks: Iterable[Chunk], title: str, titles: TitleIndex | No
     index = titles or TitleIndex([title])
     aliases = index.aliases("\n".join(c.text for c in chunks), title)
     triples: dict[tuple[str, str, str, str], Triple] = {}
-    for chunk, after in zip(chunks, [*chunks[1:], None], strict=True):
+    for chunk, after in zip(chunks, [*chunks[1:], None][:len(chunks)], strict=True):
         for t in _from_chunk(chunk, title, index, aliases, articles, after.text if after else ""):
             triples.setdefault((t.subject, t.predicate, t.object, t.source_chunk_id), t)
     return list(triples.values())

@@ -17,6 +17,7 @@ compound file of its own (ingest.parse.cfb) for LibreOffice to read.
 from __future__ import annotations
 
 import io
+import re
 import struct
 import zipfile
 import zlib
@@ -28,6 +29,7 @@ from ingest.parse.attachments import add_attachments, inside_attachment
 from ingest.parse.cfb import MAX_CFB_BYTES, write_cfb
 from ingest.parse.result import ParseLimits, ParseResult
 
+_TARGET = re.compile(r'Target="([^"]+)"')
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OOXML = {".docx", ".docm", ".xlsx", ".xlsm", ".pptx", ".pptm"}
 _LEGACY = {".doc", ".wps", ".xls", ".et", ".ppt", ".dps"}
@@ -77,11 +79,16 @@ def _has_objects(suffix: str, data: bytes) -> bool:
 
 
 def _package_objects(data: bytes) -> list[tuple[str, bytes]]:
-    """The parts under word/, xl/ or ppt/embeddings/ (sizes checked with the package)."""
+    """The parts under word/, xl/ or ppt/embeddings/ (sizes checked with the package), except
+    a chart's data workbook: the chart is already read from its own part (ingest.parse.charts)."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return [(PurePosixPath(info.filename).name, archive.read(info))
-                for info in archive.infolist()[:10_000]
-                if PurePosixPath(info.filename).parent.name == "embeddings"]
+        infos = archive.infolist()[:10_000]
+        chart_data = {PurePosixPath(target).name for info in infos
+                      if "/charts/_rels/" in info.filename and info.file_size <= 1 << 20
+                      for target in _TARGET.findall(archive.read(info).decode("utf-8", "replace"))}
+        return [(PurePosixPath(info.filename).name, archive.read(info)) for info in infos
+                if PurePosixPath(info.filename).parent.name == "embeddings"
+                and PurePosixPath(info.filename).name not in chart_data]
 
 
 def _legacy_objects(data: bytes, cap: int) -> list[tuple[str, bytes]]:
