@@ -6,10 +6,13 @@ when `kbflow fetch-llm` has not installed the model (make test installs it)."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import pytest
 from fake_llm import FakeLLM
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
 from bench.llm_judge import from_logprobs, judge, read_reply
 from ingest.config import Settings
 from ingest.llm import LLMClient
