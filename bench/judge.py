@@ -40,14 +40,9 @@ import numpy as np
 from bench import write_section
 from bench.abstention import half
 from bench.llm_judge import BUDGET, JUDGE_TOP, PROMPT_VERSION, judge
-from bench.reader import abstention, auc, fuse
+from bench.reader import HeldOutStard, abstention, auc, fuse
 from bench.realworld import (
     HERE,
-    SHARED,
-    ArticleBM25,
-    ArticleDense,
-    load_articles,
-    load_cases,
     log,
     macro,
     score_question,
@@ -56,7 +51,6 @@ from ingest.config import Settings
 from ingest.evaluate import score_case
 from ingest.llm import LLMClient
 from ingest.rerank import MODEL_DIR, Reader
-from scripts.train_reader.data import law_titles
 
 SECTION = "## The LLM as judge and teacher (bench/judge.py)"
 DEPTH, SEED = 100, 45
@@ -72,20 +66,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="the figures as JSON")
     parser.add_argument("--no-results", action="store_true", help="leave RESULTS.md alone")
     args = parser.parse_args()
-    held = set(json.loads((MODEL_DIR / "heldout.json").read_text())["ids"])
-    rows = [json.loads(line) for line in
-            (SHARED / "stard_public.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    files = {g["file"] for r in rows for g in r["gold"]}
-    sides = {str(r["id"]): {half(g["file"]) for g in r["gold"]} for r in rows}
-    cases = [c for c in load_cases(SHARED / "stard_public.jsonl", None)
-             if int(c.id) in held and len(sides[c.id]) == 1]
+    stard = HeldOutStard.load(MODEL_DIR / "heldout.json", DATA)
+    sides = {str(r["id"]): {half(g["file"]) for g in r["gold"]} for r in stard.rows}
+    cases = [c for c in stard.cases if len(sides[c.id]) == 1]
     random.Random(SEED).shuffle(cases)
     cases = cases[:args.questions]
-    articles = [a for a in load_articles(SHARED / "laws") if a.doc_id in files]
-    titles = law_titles(SHARED / "laws")
-    texts = [a.text for a in articles]
-    bm25, dense = ArticleBM25(texts), ArticleDense(texts, Settings(data_dir=DATA))
+    articles, titles, bm25, dense = stard.articles, stard.titles, stard.bm25, stard.dense
     reader = Reader()
     client = LLMClient.from_settings(Settings(llm_backend="local", llm_local_threads=args.threads,
                                               data_dir=DATA))

@@ -26,6 +26,7 @@ import json
 import time
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from bench.realworld import (
     score_question,
 )
 from ingest.config import Settings
+from ingest.evaluate import EvalCase
 from ingest.rerank import Reader
 from scripts.train_reader.data import law_titles
 
@@ -90,6 +92,33 @@ def auc(positive: np.ndarray, negative: np.ndarray) -> float:
                   + 0.5 * (positive[:, None] == negative[None, :]).mean())
 
 
+@dataclass
+class HeldOutStard:
+    """STARD's held-out questions and the articles of the gold law files, indexed by BM25 and
+    bge cosine: the candidates bench.reader and bench.judge both rescore."""
+
+    rows: list[dict[str, Any]]  # every public question (their gold files decide the corpus)
+    cases: list[EvalCase]  # the held-out ones
+    articles: list[Article]
+    titles: dict[str, str]
+    bm25: ArticleBM25
+    dense: ArticleDense
+
+    @classmethod
+    def load(cls, heldout: Path, data_dir: Path) -> HeldOutStard:
+        held = set(json.loads(heldout.read_text())["ids"])
+        stard = SHARED / "stard_public.jsonl"
+        rows = [json.loads(line) for line in stard.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+        files = {g["file"] for r in rows for g in r["gold"]}
+        cases = [c for c in load_cases(stard, None) if int(c.id) in held]
+        articles = [a for a in load_articles(SHARED / "laws") if a.doc_id in files]
+        log(f"{len(cases)} held-out questions, {len(articles)} articles; indexing …")
+        texts = [a.text for a in articles]
+        return cls(rows, cases, articles, law_titles(SHARED / "laws"), ArticleBM25(texts),
+                    ArticleDense(texts, Settings(data_dir=data_dir)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="the reader's folder")
@@ -99,20 +128,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N held-out questions")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    heldout_path = args.heldout or args.model / "heldout.json"
-    held = set(json.loads(heldout_path.read_text())["ids"])
-    stard = SHARED / "stard_public.jsonl"
-    rows = [json.loads(line) for line in stard.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    files = {g["file"] for r in rows for g in r["gold"]}
-    gold_files = {str(r["id"]): {g["file"] for g in r["gold"]} for r in rows}
-    cases = [c for c in load_cases(stard, None) if int(c.id) in held][:args.limit]
-    articles = [a for a in load_articles(SHARED / "laws") if a.doc_id in files]
-    titles = law_titles(SHARED / "laws")
-    log(f"{len(cases)} held-out questions, {len(articles)} articles; indexing …")
-    texts = [a.text for a in articles]
-    bm25 = ArticleBM25(texts)
-    dense = ArticleDense(texts, Settings(data_dir=args.data_dir))
+    stard = HeldOutStard.load(args.heldout or args.model / "heldout.json", args.data_dir)
+    gold_files = {str(r["id"]): {g["file"] for g in r["gold"]} for r in stard.rows}
+    cases = stard.cases[:args.limit]
+    articles, titles, bm25, dense = stard.articles, stard.titles, stard.bm25, stard.dense
     reader = Reader(args.model)
     depths = [int(d) for d in args.depth.split(",")]
     per: dict[str, list[dict[str, float]]] = {"fused": []}
