@@ -102,7 +102,8 @@ def crosslingual_ranks(index: CrossLingualIndex, query: str, flt: SearchFilter,
     if not chunks:
         return CrossLingualRanks()
     sentence = index.best_sentences(vector, list(chunks.values()))
-    score = {h.chunk_id: max(h.score, sentence[h.chunk_id]) for h in hits if h.chunk_id in chunks}
+    score = {h.chunk_id: max(h.score, sentence.get(h.chunk_id, h.score)) for h in hits
+             if h.chunk_id in chunks}
     ordered = sorted(score, key=lambda c: (-score[c], c))
     whole = {c: rank for rank, c in enumerate(ordered, start=1)}
     english = is_english(query)
