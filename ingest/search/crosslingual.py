@@ -1,9 +1,11 @@
 """The cross-lingual lists the final fusion adds, and when it adds them.
 
 The cross-lingual index (ingest.stores.crosslingual) ranks chunks by the multilingual Universal
-Sentence Encoder: a chunk scores the better of its whole text and its best sentence. Used for
-every query, it hurt questions whose answer is in their own language (bge and BM25 read those
-better), so it joins the fusion only where it adds what the other paths lack:
+Sentence Encoder: a chunk scores the better of its whole text and its best sentence (its whole
+text alone with KBFLOW_CROSSLINGUAL_SENTENCES=false, which loses answers: bench/RESULTS.md,
+"Which model passes earn their place"). Used for every query, it hurt questions whose answer
+is in their own language (bge and BM25 read those better), so it joins the fusion only where it
+adds what the other paths lack:
 
 - an English question gets the whole list: bge-small-zh reads English poorly, so the dense and
   sentence paths weigh a quarter there (WEIGHTS_ENGLISH) and this list takes their place;

@@ -28,7 +28,8 @@ class CrossLingualIndex:
         self._embedder = embedder
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
-        """Embed (cached) and write; each chunk's sentences are kept in the cache for search."""
+        """Embed (cached) and write; each chunk's sentences are kept in the cache for search
+        (unless KBFLOW_CROSSLINGUAL_SENTENCES is off)."""
         if chunks:
             vectors, _ = self._embedder.embed_chunks(chunks)
             self.store.upsert(chunks, vectors)
