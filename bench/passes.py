@@ -51,7 +51,8 @@ def each_variant(data_dir: Path, base: dict[str, Any],
                  variants: Sequence[str] = tuple(VARIANTS)) -> dict[str, Any]:
     """`ask(search_fn)` per variant; variants with the same settings share one open index."""
     out: dict[str, Any] = {}
-    for changed in ({}, {"crosslingual_sentences": False}):
+    changes: tuple[dict[str, Any], ...] = ({}, {"crosslingual_sentences": False})
+    for changed in changes:
         names = {n: SearchOptions(**base, **opts) for n, (s, opts) in VARIANTS.items()
                  if s == changed and n in variants}
         if not names:
