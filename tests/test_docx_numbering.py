@@ -206,11 +206,14 @@ def test_style_numbering_is_rendered_and_bullets_get_no_label(tmp_path: Path) ->
     for text, style in (("提交申请", "List Number"), ("部门审批", "List Number"),
                         ("附件齐全", "List Bullet")):
         document.add_paragraph(text, style=style)
+    document.element.body.sectPr.addprevious(parse_xml(  # the style's numbering turned off
+        f'<w:p {W}><w:pPr><w:pStyle w:val="ListNumber"/><w:numPr><w:numId w:val="0"/>'
+        "</w:numPr></w:pPr><w:r><w:t>备注</w:t></w:r></w:p>"))
     buffer = io.BytesIO()
     document.save(buffer)
     path = tmp_path / "steps.docx"
     path.write_bytes(buffer.getvalue())
-    assert texts(parse(path)) == ["1. 提交申请", "2. 部门审批", "附件齐全"]
+    assert texts(parse(path)) == ["1. 提交申请", "2. 部门审批", "附件齐全", "备注"]
 
 
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -281,3 +284,14 @@ def test_hostile_numbering_costs_at_most_the_labels(tmp_path: Path, case: str) -
     if case in ("no numbering part", "num without definition", "unknown format",
                 "numStyleLink cycle"):
         assert lines == ["条款内容0", "条款内容1", "条款内容2"]
+
+
+def test_a_list_style_link_is_followed_to_its_definition(tmp_path: Path) -> None:
+    """Word writes a list style's numbering as a numStyleLink to the definition whose
+    styleLink names that style; both share one count."""
+    numbering = ('<w:abstractNum w:abstractNumId="0"><w:styleLink w:val="PolicyList"/>'
+                 + level(0, "chineseCounting", "第%1条") + '</w:abstractNum>'
+                 '<w:abstractNum w:abstractNumId="1"><w:numStyleLink w:val="PolicyList"/>'
+                 '</w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="1"/></w:num>')
+    lines = texts(parse(with_numbering(tmp_path, numbering)))
+    assert lines == ["第一条 条款内容0", "第二条 条款内容1", "第三条 条款内容2"]

@@ -89,7 +89,7 @@ class Numbering:
         """The paragraph's label with the separator Word puts after it ("第一条 "), "" when it
         is not numbered; counts the paragraph in its list either way."""
         num_id, ilvl, style = self._num_pr(p)
-        num = self.nums.get(num_id or "")
+        num = self.nums.get(num_id) if num_id not in (None, "0") else None  # 0: numbering off
         levels = self.abstracts.get(num.abstract) if num is not None else None
         if num is None or levels is None:
             return ""
@@ -153,8 +153,8 @@ class Numbering:
 
 
 def _definitions(root: etree._Element) -> tuple[dict[str, dict[int, _Level]], dict[str, _Num]]:
-    """Abstract definitions (a numStyleLink resolved once, to the definition with that
-    styleLink) and nums."""
+    """Abstract definitions, and nums pointing at theirs (through a numStyleLink once, to the
+    definition whose styleLink names that style: no chain, so no cycle)."""
     own: dict[str, dict[int, _Level]] = {}
     linked_to: dict[str, str] = {}
     by_style: dict[str, str] = {}
@@ -165,8 +165,6 @@ def _definitions(root: etree._Element) -> tuple[dict[str, dict[int, _Level]], di
             linked_to[key] = link
         if (name := _val(abstract.find(W + "styleLink"))) is not None:
             by_style.setdefault(name, key)
-    abstracts = {key: own.get(by_style.get(linked_to[key], ""), levels)
-                 if key in linked_to else levels for key, levels in own.items()}
     nums = {}
     for num in root.iterchildren(W + "num"):
         abstract_id = _val(num.find(W + "abstractNumId"))
@@ -181,7 +179,7 @@ def _definitions(root: etree._Element) -> tuple[dict[str, dict[int, _Level]], di
                 entry.starts[ilvl] = _bounded(start)
             entry.levels.update(_levels(override.iterchildren(W + "lvl")))
         nums[num.get(W + "numId", "")] = entry
-    return abstracts, nums
+    return own, nums
 
 
 def _levels(lvls: Iterable[etree._Element]) -> dict[int, _Level]:
