@@ -26,6 +26,7 @@ from docx.oxml import parse_xml
 from ingest.chunk import chunk_document
 from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import parse_document, read_meta
+from ingest.parse.docx_numbering import _format
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 needs_soffice = pytest.mark.skipif(shutil.which("soffice") is None,
@@ -296,3 +297,17 @@ def test_a_list_style_link_is_followed_to_its_definition(tmp_path: Path) -> None
                  '</w:abstractNum><w:num w:numId="1"><w:abstractNumId w:val="1"/></w:num>')
     lines = texts(parse(with_numbering(tmp_path, numbering)))
     assert lines == ["第一条 条款内容0", "第二条 条款内容1", "第三条 条款内容2"]
+
+
+@pytest.mark.parametrize(("fmt", "shown"), [
+    ("chineseCounting", "一 九 十 十一 二十 二十八 一百 一百零一 一百一十"),
+    ("chineseCountingThousand", "一 九 十 十一 二十 二十八 一百 一百零一 一百一十"),
+    ("japaneseCounting", "一 九 十 十一 二十 二十八 百 百一 百十"),
+    ("ideographDigital", "一 九 一〇 一一 二〇 二八 一〇〇 一〇一 一一〇"),
+    ("decimalEnclosedCircleChinese", "① ⑨ ⑩ ⑪ ⑳ ㉘ 100 101 110"),
+    ("upperRoman", "I IX X XI XX XXVIII C CI CX"),
+])
+def test_formats_word_writes_for_chinese_templates(fmt: str, shown: str) -> None:
+    """Formats Word's Chinese and Japanese list templates use and LibreOffice does not write
+    (it writes taiwaneseCountingThousand): ECMA-376 17.18.59's counting systems."""
+    assert " ".join(str(_format(n, fmt)) for n in (1, 9, 10, 11, 20, 28, 100, 101, 110)) == shown

@@ -7,9 +7,10 @@ A paragraph is numbered by its w:numPr (numId, ilvl), or by one inherited from i
 style (w:basedOn chain). numbering.xml maps w:num to a w:abstractNum (through w:numStyleLink to
 the definition whose w:styleLink names the same numbering style), with per-num w:lvlOverride
 (w:startOverride, or a whole w:lvl). Counters are kept per abstract definition, as Word does (a
-list "continues" across nums sharing one), except that a num with overrides counts on its own
-(that is how Word and LibreOffice write "restart numbering"). A deeper level restarts when a
-shallower one advances, unless its w:lvlRestart says otherwise.
+list "continues" across nums sharing one, even one that only overrides a level's format), except
+that a num with a w:startOverride counts on its own (how Word and LibreOffice write "restart
+numbering"). A deeper level restarts when a shallower one advances, unless its w:lvlRestart
+says otherwise; a level skipped on the way down counts as started at its start value.
 
 Bullets get no label: their glyph is usually a private-use character of the Symbol/Wingdings
 fonts (U+F0B7), noise in a search index, and the chunker keeps list items in their clause
@@ -252,7 +253,7 @@ def _format(n: int, fmt: str) -> str | None:
         roman = _roman(n) if 0 < n < 4000 else str(n)
         return roman if fmt == "upperRoman" else roman.lower()
     if fmt in ("chineseCounting", "chineseCountingThousand", "taiwaneseCounting",
-               "taiwaneseCountingThousand", "koreanCounting"):
+               "taiwaneseCountingThousand"):
         return _counting(n, _CN_DIGITS, "十百千")
     if fmt == "japaneseCounting":
         return _counting(n, _CN_DIGITS, "十百千", "十百千", head_only=False, zero="")
