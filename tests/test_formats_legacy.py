@@ -202,3 +202,19 @@ def test_html_exports_named_xls_and_doc_are_read_as_what_they_hold(tmp_path: Pat
         f"{head}<h1>会议纪要</h1><p>下周一召开年度预算评审会。</p></body></html>", "utf-8")
     assert "姓名: 张三; 部门: 财务部" in text_of(parse(tmp_path / "名单.xls"))
     assert "下周一召开年度预算评审会。" in text_of(parse(tmp_path / "纪要.doc"))
+
+
+TIKA = Path(__file__).parents[1] / "bench" / "format_corpus" / "tika"  # public, PROVENANCE.md
+
+
+def test_an_odp_masters_footer_is_read_once_and_its_field_stand_ins_never() -> None:
+    """Tika's LibreOffice-made decks: the footer typed into a master is read once; the stand-ins
+    a master shows for each slide's own number, date or footer ("<number>", "<date/time>",
+    "<#>", LibreOffice's layout "Footer") are not text of the deck."""
+    footer = [b.text for b in parse(TIKA / "testMasterFooter.odp").blocks]
+    beehive = [b.text for b in parse(TIKA / "LibreOfficeImpress_odp_1.3.odp").blocks]
+    assert sum("Master footer is here" in text for text in footer) == 1
+    assert "An example Impress file" in beehive
+    for text in footer + beehive:
+        for stand_in in ("<number>", "<date/time>", "<footer>", "<#>", "Footer"):
+            assert stand_in not in text, (stand_in, text)

@@ -48,10 +48,13 @@ _GENERATED_ALT = re.compile(
     r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # Prompts of a template's placeholders, in PowerPoint's and WPS's words
-# (LibreOffice's footer placeholders say "<footer>" or "Footer")
+# (LibreOffice's footer placeholders say "<footer>" or "Footer"), and the stand-ins of the
+# fields a master shows on each slide as that slide's value: LibreOffice's "<number>",
+# "<date/time>", "<#>", PowerPoint's "‹#›" (a decoded .odp master keeps them as plain text boxes)
 _PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以|编辑母版"
                      r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片"
-                     r"|^<?(?:footer|页脚)(?: text)?>?$", re.I)
+                     r"|^<?(?:footer|页脚)(?: text)?>?$"
+                     r"|^[<‹](?:header|number|#|date/time|页眉)[>›]$", re.I)
 
 
 @dataclass
