@@ -247,3 +247,23 @@ def test_text_that_is_not_a_mail_fails_with_the_reason(tmp_path: Path) -> None:
     (tmp_path / "notes.eml").write_text("just some notes, no header lines at all\n")
     with pytest.raises(ParseError, match="not an e-mail message"):
         parse(tmp_path / "notes.eml")
+
+
+CORPUS = Path(__file__).parents[1] / "bench" / "format_corpus"  # public, PROVENANCE.md
+
+
+def test_the_version_of_a_multipart_alternative_a_mail_program_shows_is_read() -> None:
+    """Tika's testRFC822_multipart_attachments.eml: its plain and HTML versions say different
+    things; a mail program shows the HTML one (the last), so that is the body. php-imap's Apple
+    Mail message: the HTML version is three HTML parts between two PDFs, all of it read."""
+    tika = text_of(parse(CORPUS / "tika" / "testRFC822_multipart_attachments.eml"))
+    assert "This is the html body of the main msg." in tika
+    assert "This is test email for EML1" not in tika
+    assert "This is Test TXTA File for parser" in tika  # the attachments stay
+    apple = parse(CORPUS / "php-imap" / "multiple_html_parts_and_attachments.eml")
+    body = [b.text for b in apple.blocks]
+    parts = ["This is the first html part", "This is the second html part",
+             "This is the last html part"]
+    assert [next(i for i, t in enumerate(body) if p in t) for p in parts] == sorted(
+        next(i for i, t in enumerate(body) if p in t) for p in parts)
+    assert apple.report.attachments == 2 and "\ufffc" not in text_of(apple)
