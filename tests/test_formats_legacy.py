@@ -5,6 +5,7 @@ document's auto-run macro fail or stay harmless with a reason, never a crash."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -218,3 +219,20 @@ def test_an_odp_masters_footer_is_read_once_and_its_field_stand_ins_never() -> N
     for text in footer + beehive:
         for stand_in in ("<number>", "<date/time>", "<footer>", "<#>", "Footer"):
             assert stand_in not in text, (stand_in, text)
+
+
+@pytest.mark.parametrize(("name", "target", "text", "macro"), [
+    ("testWORD_macros.doc", "docx", "The quick brown fox.", b"Embolden"),
+    ("testEXCEL_macro.xls", "xlsx", "However, a macro is about to be created", b"Dirty"),
+    ("testPPT_macros.ppt", "pptx", "The quick", b"Module1")])
+def test_an_office_file_with_a_vba_project_is_read_without_its_macros(
+        name: str, target: str, text: str, macro: bytes) -> None:
+    """Tika's Word, Excel and PowerPoint 97 files with VBA projects: their text is read, and
+    LibreOffice neither loads their macros nor carries them into its OOXML (it would by
+    default: word/vbaProject.bin)."""
+    source = Path(__file__).parent / "fixtures" / "formats" / name
+    assert text in text_of(parse(source))
+    with zipfile.ZipFile(io.BytesIO(convert(source.read_bytes(), source.suffix, target))) as zf:
+        names = zf.namelist()
+        assert not [n for n in names if "vba" in n.lower() or n.endswith(".bin")]
+        assert macro not in b"".join(zf.read(n) for n in names)
