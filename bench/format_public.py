@@ -286,12 +286,13 @@ def _tika_input(collection: str, path: Path) -> Path | None:
 
 def declared_text(path: Path) -> str:
     """chardet's test files decoded as the folder they come from says (the name's prefix);
-    a page's text without its scripts and styles."""
-    text = path.read_bytes().decode(_DECLARED[path.name.split("_", 1)[0]], "replace")
+    a page's text without its head (title, metadata), scripts and styles."""
+    declared = next(name for name in _DECLARED if path.name.startswith(name + "_"))
+    text = path.read_bytes().decode(_DECLARED[declared], "replace")
     if path.suffix != ".html":
         return text
     root = lxml.html.fromstring(text)
-    for element in root.xpath("//script | //style"):
+    for element in root.xpath("//head | //script | //style"):
         element.drop_tree()
     return str(root.text_content())
 
