@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ingest.chunk import chunk_document
 from ingest.graph import extract_triples
+from ingest.graph.citations import citations
 from ingest.graph.link import article_spellings
 from ingest.graph.titles import TitleIndex
 from ingest.models import Chunk, ChunkKind, ParsedDocument
@@ -99,3 +100,15 @@ def test_a_notice_and_a_decision_with_articles_chunk_as_before(tmp_path, monkeyp
     assert now == chunked()
     assert all(c["clause_no"] is None for c in now["高温津贴.md"])
     assert [c["clause_no"] for c in now["决定.md"] if c["clause_no"]] == ["第一条", "第二条"]
+
+
+def test_bare_numbers_in_an_amendment_are_never_its_own_items() -> None:
+    """将《解释》原第六条修改为 (a real decision's item 一、) means the amended text's article 6,
+    though the decision now has a clause 第六条 of its own: it dangles when the amended text is
+    not in the corpus, never resolving to the decision itself."""
+    title = ("最高人民法院、最高人民检察院关于修改《关于办理妨害信用卡管理刑事案件具体应用法律"
+             "若干问题的解释》的决定")
+    items = {f"第{n}条" for n in "一二三四五六七八"}
+    found = list(citations("一、将原第六条修改为：", title, TitleIndex([title]), articles=items))
+    assert [(c.article, c.resolution.rule) for c in found] == [
+        ("第六条", "dangling:unknown_article")]
