@@ -58,7 +58,7 @@ from ingest.text import (
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "kbflow-chunk@0.2"
+CHUNKER_VERSION = "kbflow-chunk@0.3"  # 0.3: an amendment's items are its clauses (items.py)
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
 
 
