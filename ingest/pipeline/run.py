@@ -21,18 +21,20 @@ from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
+from ingest.graph.relink import relink
 from ingest.graph.titles import TitleIndex
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
 from ingest.models import Chunk, ChunkKind, State
 from ingest.pipeline.context import ENCODING, RunContext
+from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, Written
 from ingest.pipeline.plan import date_versions, plan
 from ingest.pipeline.prepare import Selection, prepare
 from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunReport
 from ingest.pipeline.write import WRITE_GROUP, write
-from ingest.stores import Stores, open_stores
+from ingest.stores import Stores, open_graph, open_stores
 
 EMBED_BATCH = 1_024  # chunks per embed step
 
@@ -52,6 +54,7 @@ class _Outcome:
     encoded: Counter[str] = field(default_factory=Counter)  # "model texts|sentences" → count
     over_budget: int = 0
     cleaned: list[str] = field(default_factory=list)
+    relinked: list[str] = field(default_factory=list)
 
 
 def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]],
@@ -63,6 +66,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     generation = current_generation(ctx.manifest, ctx.settings, params.version)
     outcome = _Outcome(generation.generation, len(files))
     ctx.manifest.start_run(ctx.run_id, source)
+    before = ctx.manifest.titles()
     outcome.tombstoned = _tombstone(ctx, deleted)
     tokens = ctx.tokens()
     jobs, outcome.selection = prepare(ctx, files, params, tokens)
@@ -76,6 +80,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
                         outcome.over_budget, tokens.max_tokens)
     _publish(ctx, generation, outcome)
     outcome.tombstoned += _retire_replaced(ctx, outcome.written)
+    outcome.relinked = _relink(ctx, source, generation.generation, before, outcome.written)
     summary = _summary(ctx, source, outcome)
     ctx.manifest.finish_run(ctx.run_id, summary.model_dump(mode="json"))
     return summary
@@ -122,6 +127,27 @@ def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
                                        ctx.run_id)
                 retired.append(record.version_key)
     return retired
+
+
+def _relink(ctx: RunContext, source: str, generation: str, before: set[str],
+            written: Sequence[Written]) -> list[str]:
+    """Published versions whose citations the run's new or deleted titles resolve otherwise,
+    rewritten in the graph without being ingested again (graph/relink.py)."""
+    record = ctx.manifest.get_generation(generation)
+    if (ctx.settings.graph_extractor == "llm" or record is None or record.dimension is None
+            or ctx.manifest.titles() == before):
+        return []
+    try:
+        with ctx.clock.stage("graph"), ctx.steps.store_writer():
+            graph = open_graph(ctx.settings, generation)
+            try:
+                return relink(ctx.manifest, graph, before,
+                              {w.planned.version_key for w in written})
+            finally:
+                graph.close()
+    except Exception as exc:  # noqa: BLE001 - the run's writes stand; its citations stay as were
+        ctx.fail(Failure.raised("graph", exc, source))
+        return []
 
 
 def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
@@ -209,7 +235,8 @@ def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
         over_budget_chunks=outcome.over_budget, triples=len(triples),
         graph=graph_quality(triples, ctx.manifest.titles(),
                             sum((p.llm_graph for p in outcome.planned), Counter())),
-        tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
+        tombstoned=outcome.tombstoned, relinked=outcome.relinked, lifted=selection.lifted,
+        cleaned=outcome.cleaned,
         failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures,
                                                          ctx.settings.min_coverage),
         duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},
