@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import write_section
-from ingest.chunk import chunk_document
+from ingest.chunk import ChunkParams, chunk_document
 from ingest.graph.citations import Citation, citations
 from ingest.graph.link import article_spellings
 from ingest.graph.titles import DANGLING, TitleIndex
@@ -40,7 +40,8 @@ from ingest.models import Chunk, ChunkKind
 from ingest.parse import parse_document, read_meta
 
 LAWS = Path(__file__).resolve().parents[2] / "shared" / "realworld" / "laws"
-CACHE = Path("/tmp/kbflow_law_chunks.json")
+# one cache per chunker version: a chunker change is never measured on the old chunks
+CACHE = Path(f"/tmp/kbflow_law_chunks_{ChunkParams().version}.json")
 JUDGED = Path(__file__).with_name("citations_judged.jsonl")
 RESULTS = Path(__file__).with_name("RESULTS.md")
 _DATE_SUFFIX = re.compile(r"\(\d{4}-\d{2}-\d{2}\)$")

@@ -1,21 +1,32 @@
-"""Phrase recall on real public test documents of the formats kbflow reads since issue #40.
+"""Phrase recall on real public test documents of every format kbflow reads (issue #40).
 
-    .venv/bin/python -m bench.format_public [--collect] [--tika-jar JAR] [--results]
+    .venv/bin/python -m bench.format_public [--collect] [--tika-jar JAR] [--collection NAME]
 
 The corpus (`bench/format_corpus/<collection>/`, listed with repository, commit, path and
 licence in its PROVENANCE.md) is test documents of other projects' test suites, none of them
-used before by this project: Apache Tika's, ofdrw's (Chinese OFD), python-oxmsg's, xlrd's,
-pandoc's and php-imap's (mail in several charsets). `--collect` copies them from the bare git
+used before by this project (none of Docling's). First round, the formats kbflow reads since
+issue #40: Apache Tika's, ofdrw's (Chinese OFD), python-oxmsg's, xlrd's, pandoc's and
+php-imap's (mail in several charsets). Second round, the formats it read before: kreuzberg's
+(PDFs text, scanned and turned by 90/270°, pictures incl. Chinese, OOXML, CSV, Markdown, text),
+Apache POI's (Word, slides and sheets incl. Chinese, headers, notes, charts), python-docx's and
+python-pptx's, mozilla/readability's web pages (Chinese and Japanese among them), chardet's and
+charset_normalizer's text in Big5, Shift-JIS, UTF-16 with a BOM, GB18030 …, pdfminer.six's
+(Japanese) and PyMuPDF's (a Chinese table) PDFs. `--collect` copies them from the bare git
 directories the search tool's `fetch` leaves under /work/.mirror (test documents only).
 
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
 (`tika-app -t`, from Maven Central: `mvn dependency:get -Dartifact=org.apache.tika:tika-app:
 2.9.2`; it reads embedded attachments too), or for OFD, which Tika does not read, every
-TextCode of the pages and their templates in file order. Up to 25 phrases per file are sampled
-from its lines (8 characters of a CJK line, 5 words of another), seeded by the file's name.
-A phrase is recalled when it occurs in the text of the file's chunks (chunk text, prefix and
-title path), compared on letters and digits only (NFKC, lowercased): table pipes, tabs and
-punctuation differ between extractors and are not what a reader searches for.
+TextCode of the pages and their templates in file order. Tika OCRs pictures and scanned
+PDF pages with Tesseract (English; Debian's tesseract-ocr), a different engine from kbflow's;
+a picture of Chinese text is read by Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
+page's reference is Tika's text of readability's expected main content of it, not of the whole
+page (menus and footers are not what a reader of the article sees). chardet's files are decoded
+with the encoding their test folder declares, not guessed by Tika. Up to 25 phrases per file
+are sampled from its lines (8 characters of a CJK line, 5 words of another), seeded by the
+file's name. A phrase is recalled when it occurs in the text of the file's chunks (chunk text,
+prefix and title path), compared on letters and digits only (NFKC, lowercased): table pipes,
+tabs and punctuation differ between extractors and are not what a reader searches for.
 
 A file is READY with nothing when it parses and no chunk holds a letter or digit of it; a file
 whose chunks hold its text but none of its phrases is a recall of 0, not that (pandoc's
@@ -41,6 +52,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import lxml.html
 from lxml import etree
 
 from bench import write_section
@@ -50,11 +62,12 @@ from ingest.parse import ParseError, parse_document, read_meta
 CORPUS = Path(__file__).with_name("format_corpus")
 RESULTS = Path(__file__).with_name("RESULTS.md")
 MIRRORS = Path("/work/.mirror")
+EXPECTED = CORPUS / "_expected"
 DEFAULT_TIKA = Path.home() / ".m2/repository/org/apache/tika/tika-app/2.9.2/tika-app-2.9.2.jar"
 SECTION = "## Format phrase recall (public test documents of other projects, issue #40)"
 PHRASES_PER_FILE = 25
 # collection -> (repository, licence, paths)
-SOURCES: dict[str, tuple[str, str, list[str]]] = {
+SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "tika": ("apache/tika", "Apache-2.0", []),  # filled from the mirror by name (long paths)
     "ofdrw": ("ofdrw/ofdrw", "Apache-2.0", [
         "ofdrw-converter/src/test/resources/n.ofd", "ofdrw-converter/src/test/resources/999.ofd",
@@ -76,6 +89,57 @@ SOURCES: dict[str, tuple[str, str, list[str]]] = {
         "tests/messages/multiple_html_parts_and_attachments.eml",
         "tests/messages/embedded_email.eml", "tests/messages/html_only.eml",
         "tests/messages/plain_text_attachment.eml"]),
+    # every format kbflow reads (2026-12-05): PDFs (text, scanned, sideways), pictures, Office
+    # Open XML, delimited, Markdown, text in other encodings, web pages
+    "kreuzberg": ("kreuzberg-dev/kreuzberg", "MIT", [f"test_documents/{p}" for p in (
+        "pdfs/searchable.pdf", "pdfs/sample_contract.pdf", "pdfs/fake_memo.pdf",
+        "pdfs/ocr_test.pdf", "pdfs/ocr_test_rotated_90.pdf", "pdfs/ocr_test_rotated_270.pdf",
+        "pdfs/scanned.pdf", "pdfs/non_searchable.pdf", "images/chi_sim_image.jpeg",
+        "images/ocr_image.jpg", "images/invoice_image.png", "images/test_hello_world.png",
+        "images/layout_parser_ocr.jpg", "documents/lorem_ipsum.docx",
+        "documents/word_tables.docx", "documents/textbox.docx", "documents/unit_test_lists.docx",
+        "presentations/powerpoint_sample.pptx", "presentations/simple.pptx",
+        "presentations/powerpoint_with_image.pptx", "spreadsheets/excel_multi_sheet.xlsx",
+        "spreadsheets/stanley_cups.xlsx", "spreadsheets/test_01.xlsx",
+        "spreadsheets/stanley_cups.csv", "pandoc/data_table.csv", "markdown/comprehensive.md",
+        "text/readme.md", "text/simple_table.md", "extraction_test.md",
+        "text/book_war_and_peace_1p.txt", "text/french_text.txt", "text/report.txt")]),
+    "poi": ("apache/poi", "Apache-2.0", [f"test-data/{p}" for p in (
+        "document/HeaderFooterUnicode.docx", "document/endnotes.docx", "document/footnotes.docx",
+        "document/drawing.docx", "integration/stress019.docx", "integration/stress009.docx",
+        "slideshow/bar-chart.pptx", "slideshow/copy-slide-demo.pptx",
+        "slideshow/49386-null_dates.pptx", "slideshow/SmartArt.pptx",
+        "slideshow/bug58144-headers-footers-2007.pptx", "integration/stress020.xlsx",
+        "spreadsheet/51519.xlsx", "spreadsheet/50299.xlsx", "spreadsheet/45540_form_Header.xlsx",
+        "spreadsheet/47089.xlsm")]),
+    "python-docx": ("python-openxml/python-docx", "MIT", [
+        f"features/steps/test_files/{p}" for p in (
+        "par-known-paragraphs.docx", "tbl-having-tables.docx", "hdr-header-footer.docx",
+        "sct-first-page-hdrftr.docx")]),
+    "python-pptx": ("scanny/python-pptx", "MIT", [f"features/steps/test_files/{p}" for p in (
+        "cht-charts.pptx", "sld-notes.pptx", "shp-groupshape.pptx", "tbl-cell.pptx")]),
+    # a page's main content as the project's test expects it: test-pages/<name>/expected.html
+    "readability": ("mozilla/readability", "Apache-2.0", [
+        (f"test/test-pages/{name}/source.html", f"{name}.html") for name in (
+            "qq", "gmw", "pixnet", "hukumusume", "bbc-1", "wikipedia", "lemonde-1", "medium-1",
+            "nytimes-1")]),
+    # the folder names the encoding; stored as <encoding>_<name>
+    "chardet": ("chardet/chardet", "LGPL-2.1", [
+        (f"tests/{enc}/{name}", f"{enc}_{stored}") for enc, name, stored in (
+            ("Big5", "_ude_1.txt", "_ude_1.txt"),
+            ("Big5", "_chromium_Big5_with_no_encoding_specified.html", "no_charset.html"),
+            ("SHIFT_JIS", "_ude_1.txt", "_ude_1.txt"), ("SHIFT_JIS", "_ude_2.txt", "_ude_2.txt"),
+            ("SHIFT_JIS", "_chromium_Shift-JIS_with_no_encoding_specified.html",
+             "no_charset.html"),
+            ("UTF-16", "bom-utf-16-le.srt", "bom-utf-16-le.txt"),
+            ("UTF-16", "bom-utf-16-be.srt", "bom-utf-16-be.txt"),
+            ("GB2312", "_mozilla_bug171813_text.html", "bug171813.html"))]),
+    "charset_normalizer": ("jawah/charset_normalizer", "MIT", [f"data/sample-{p}.txt" for p in (
+        "english.bom", "korean", "russian", "french")]),  # its sample-chinese.txt is chardet's
+    "pdfminer": ("pdfminer/pdfminer.six", "MIT", [
+        "samples/jo.pdf", "samples/contrib/issue-625-identity-cmap.pdf",
+        "samples/font-size-test.pdf", "samples/simple5.pdf"]),
+    "pymupdf": ("pymupdf/PyMuPDF", "AGPL-3.0", ["tests/resources/chinese-tables.pdf"]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -88,6 +152,10 @@ TIKA_FILES = [
     "testWORKS2000.wps", "testMSG.msg", "testMSG_chinese.msg", "testMSG_att_doc.msg",
     "test-outlook2003.msg", "testRFC822_multipart_attachments.eml", "testThunderbirdEml.eml",
     "testEmailWithPNGAtt.eml", "testEPUB.epub", "testEPUB_xml_ext.epub"]
+# chardet's test folders -> Python codecs (Big5 with the Hong Kong supplement Big5 files carry)
+_DECLARED = {"Big5": "big5hkscs", "SHIFT_JIS": "cp932", "UTF-16": "utf-16", "GB2312": "gb18030"}
+# pictures of text in a language Tika's Tesseract call does not load: Tesseract in that language
+OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim"}
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')
@@ -117,17 +185,26 @@ def collect() -> None:
                           in p) for name in TIKA_FILES]
         target = CORPUS / collection
         target.mkdir(parents=True, exist_ok=True)
-        for path in paths:
-            data = subprocess.run(["git", "-C", str(git), "show", f"HEAD:{path}"],
-                                  check=True, capture_output=True).stdout
-            (target / Path(path).name).write_bytes(data)
-            rows.append(f"| {collection}/{Path(path).name} | {repo} @ {commit[:12]} | {path} "
-                        f"| {licence} |")
+        for entry in paths:
+            path, name = entry if isinstance(entry, tuple) else (entry, Path(entry).name)
+            (target / name).write_bytes(_git_bytes(git, path))
+            rows.append(f"| {collection}/{name} | {repo} @ {commit[:12]} | {path} | {licence} |")
+            if collection == "readability":  # the reference: the page's expected main content
+                expected = EXPECTED / collection / name
+                expected.parent.mkdir(parents=True, exist_ok=True)
+                expected.write_bytes(_git_bytes(git, path.replace("source.html",
+                                                                  "expected.html")))
     (CORPUS / "PROVENANCE.md").write_text(
         "# Public test documents for bench/format_public.py (unchanged bytes)\n\n"
-        "Held out: every third file of each collection, sorted by name (see the bench).\n\n"
+        "Held out: every third file of each collection, sorted by name (see the bench). "
+        "`_expected/readability/` holds each page's expected.html (its reference).\n\n"
         "| file | repository @ commit | path | licence |\n|---|---|---|---|\n"
         + "\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _git_bytes(git: Path, path: str) -> bytes:
+    return subprocess.run(["git", "-C", str(git), "show", f"HEAD:{path}"], check=True,
+                          capture_output=True).stdout
 
 
 def _git(git: Path, *args: str) -> str:
@@ -137,7 +214,7 @@ def _git(git: Path, *args: str) -> str:
 
 def files() -> list[tuple[str, Path, bool]]:
     out = []
-    for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and p.name != "_expected"):
         for index, path in enumerate(sorted(folder.iterdir())):
             out.append((folder.name, path, index % 3 == 2))
     return out
@@ -185,6 +262,41 @@ def ofd_text(path: Path) -> str:
                      for e in named(parts[name], "TextCode"))
 
 
+def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
+    """What a person reading the file sees, from outside kbflow (see the module docstring)."""
+    if path.suffix == ".ofd":
+        return ofd_text(path)
+    if collection == "chardet":
+        return declared_text(path)
+    if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
+        return subprocess.run(["tesseract", str(path), "-", "-l", OCR_LANGUAGES[path.name]],
+                              capture_output=True, text=True, check=True).stdout
+    return texts.get(_tika_input(collection, path) or path, "")
+
+
+def _tika_input(collection: str, path: Path) -> Path | None:
+    """The file Tika reads for `path`'s reference: a page's expected main content for
+    readability's pages; none where the reference is made otherwise."""
+    if collection == "readability":
+        return EXPECTED / collection / path.name
+    if path.suffix == ".ofd" or collection == "chardet" or path.name in OCR_LANGUAGES:
+        return None
+    return path
+
+
+def declared_text(path: Path) -> str:
+    """chardet's test files decoded as the folder they come from says (the name's prefix);
+    a page's text without its head (title, metadata), scripts and styles."""
+    declared = next(name for name in _DECLARED if path.name.startswith(name + "_"))
+    text = path.read_bytes().decode(_DECLARED[declared], "replace")
+    if path.suffix != ".html":
+        return text
+    root = lxml.html.fromstring(text)
+    for element in root.xpath("//head | //script | //style"):
+        element.drop_tree()
+    return str(root.text_content())
+
+
 def squeeze(text: str) -> str:
     """Letters and digits only, NFKC, lowercased."""
     text = unicodedata.normalize("NFKC", text).lower()
@@ -206,18 +318,21 @@ def phrases(reference: str, seed: str) -> list[str]:
             start = rng.randrange(max(len(words) - 5, 0) + 1)
             candidates.append(" ".join(words[start:start + 5]))
     candidates = [c for c in dict.fromkeys(candidates) if len(squeeze(c)) >= 4]
+    text = "".join(line.strip() for line in reference.splitlines())
+    if not candidates and len(_CJK.findall(text)) >= 6:
+        # vertical CJK (pdfminer's jo.pdf): one character a line; read as lines of 40
+        return phrases("\n".join(text[i:i + 40] for i in range(0, len(text), 40)), seed)
     return rng.sample(candidates, min(PHRASES_PER_FILE, len(candidates)))
 
 
-def run(jar: Path) -> list[FileResult]:
+def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
     import time
 
-    entries = files()
-    texts = tika_texts([p for _, p, _ in entries if p.suffix != ".ofd"], jar)
+    entries = [e for e in files() if not only or e[0] in only]
+    texts = tika_texts([t for c, p, _ in entries if (t := _tika_input(c, p))], jar)
     results = []
     for collection, path, held_out in entries:
-        reference = ofd_text(path) if path.suffix == ".ofd" else texts.get(path, "")
-        wanted = phrases(reference, path.name)
+        wanted = phrases(reference(collection, path, texts), path.name)
         started = time.perf_counter()
         try:
             meta, data = read_meta(path, path.parent, "bench", ["all"])
@@ -251,9 +366,9 @@ def report(results: list[FileResult]) -> str:
     lines = [SECTION, "",
              f"{len(results)} files from {len({r.collection for r in results})} collections "
              "(`bench/format_corpus/PROVENANCE.md`); reference phrases from Apache Tika 2.9.2's "
-             "plain text (OFD: its raw TextCodes); `python -m bench.format_public`. Before "
-             "issue #40 every one of these formats was refused (`unsupported file type`): "
-             "recall 0.", "",
+             "plain text (OFD: its raw TextCodes; web pages: of readability's expected main "
+             "content; chardet's text: decoded as declared); `python -m bench.format_public`.",
+             "",
              "| format | files | phrases | recall | held-out recall | failed "
              "| READY with nothing |",
              "|---|---|---|---|---|---|---|"]
@@ -280,11 +395,12 @@ def main() -> None:
     parser.add_argument("--collect", action="store_true", help="copy the corpus from mirrors")
     parser.add_argument("--tika-jar", type=Path, default=DEFAULT_TIKA)
     parser.add_argument("--out", type=Path, help="per-file results as JSON")
+    parser.add_argument("--collection", action="append", help="only these collections")
     parser.add_argument("--results", action="store_true", help="write bench/RESULTS.md")
     args = parser.parse_args()
     if args.collect:
         collect()
-    results = run(args.tika_jar)
+    results = run(args.tika_jar, args.collection)
     if args.out:
         args.out.write_text(json.dumps([r.__dict__ for r in results], ensure_ascii=False,
                                        indent=1), encoding="utf-8")

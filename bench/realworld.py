@@ -233,6 +233,12 @@ def ingest(laws: Path, data: Path) -> dict[str, Any]:
     if data.exists() and any(data.iterdir()):
         raise SystemExit(f"{data} is not empty: pass --skip-ingest to reuse it, or remove it")
     data.mkdir(parents=True, exist_ok=True)
+    return run_ingest(laws, data, RECORD)
+
+
+def run_ingest(laws: Path, data: Path, record_name: str) -> dict[str, Any]:
+    """`kbflow ingest --json` of `laws` into `data` as it is (cold or not), its record written
+    to `data / record_name`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "KBFLOW_"))}
     command = [sys.executable, "-m", "flows.cli", "--data-dir", str(data), "ingest", str(laws),
                "--json"]
@@ -251,7 +257,7 @@ def ingest(laws: Path, data: Path) -> dict[str, Any]:
     record = {"command": " ".join(command[1:]), "wall_seconds": round(wall, 1),
               "peak_rss_mib": round(usage.ru_maxrss / 1024),  # Linux reports KiB
               "load_before": load_before, "load_after": os.getloadavg()[0], "summary": summary}
-    (data / RECORD).write_text(json.dumps(record, ensure_ascii=False, indent=1))
+    (data / record_name).write_text(json.dumps(record, ensure_ascii=False, indent=1))
     return record
 
 

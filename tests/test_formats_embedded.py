@@ -15,6 +15,7 @@ from pathlib import Path
 import olefile
 import pytest
 
+from ingest.chunk import chunk_document
 from ingest.models import ParsedDocument
 from ingest.parse import parse_document, read_meta
 from ingest.parse.cfb import MAX_CFB_BYTES, write_cfb
@@ -44,6 +45,15 @@ def test_documents_embedded_in_legacy_office_files_are_read_as_sections(suffix: 
     assert "附件:TXT.txt" in text and "附件:PDF.pdf" in text  # a packaged file keeps its name
     assert doc.report.attachments == 8
     assert doc.report.skipped["embedded_not_documents"] == 1  # the .xml: no format kbflow reads
+
+
+@pytest.mark.parametrize("suffix", [".doc", ".xls", ".ppt"])
+def test_every_embedded_documents_text_reaches_a_chunk(suffix: str) -> None:
+    """The embedded .ppt and .pptx are one slide holding only its title ("ppt_content"): the
+    title is that slide's text, so a chunk holds it (a heading alone heads nothing)."""
+    chunks = chunk_document(parse(TIKA / f"testWPSAttachment{suffix}"))
+    texts = "\n".join(c.text for c in chunks)
+    assert [line for line in CONTENTS if line not in texts] == []
 
 
 def test_documents_embedded_in_an_ooxml_package_are_read(tmp_path: Path) -> None:

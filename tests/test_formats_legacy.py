@@ -5,6 +5,7 @@ document's auto-run macro fail or stay harmless with a reason, never a crash."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -202,3 +203,36 @@ def test_html_exports_named_xls_and_doc_are_read_as_what_they_hold(tmp_path: Pat
         f"{head}<h1>会议纪要</h1><p>下周一召开年度预算评审会。</p></body></html>", "utf-8")
     assert "姓名: 张三; 部门: 财务部" in text_of(parse(tmp_path / "名单.xls"))
     assert "下周一召开年度预算评审会。" in text_of(parse(tmp_path / "纪要.doc"))
+
+
+TIKA = Path(__file__).parents[1] / "bench" / "format_corpus" / "tika"  # public, PROVENANCE.md
+
+
+def test_an_odp_masters_footer_is_read_once_and_its_field_stand_ins_never() -> None:
+    """Tika's LibreOffice-made decks: the footer typed into a master is read once; the stand-ins
+    a master shows for each slide's own number, date or footer ("<number>", "<date/time>",
+    "<#>", LibreOffice's layout "Footer") are not text of the deck."""
+    footer = [b.text for b in parse(TIKA / "testMasterFooter.odp").blocks]
+    beehive = [b.text for b in parse(TIKA / "LibreOfficeImpress_odp_1.3.odp").blocks]
+    assert sum("Master footer is here" in text for text in footer) == 1
+    assert "An example Impress file" in beehive
+    for text in footer + beehive:
+        for stand_in in ("<number>", "<date/time>", "<footer>", "<#>", "Footer"):
+            assert stand_in not in text, (stand_in, text)
+
+
+@pytest.mark.parametrize(("name", "target", "text", "macro"), [
+    ("testWORD_macros.doc", "docx", "The quick brown fox.", b"Embolden"),
+    ("testEXCEL_macro.xls", "xlsx", "However, a macro is about to be created", b"Dirty"),
+    ("testPPT_macros.ppt", "pptx", "The quick", b"Module1")])
+def test_an_office_file_with_a_vba_project_is_read_without_its_macros(
+        name: str, target: str, text: str, macro: bytes) -> None:
+    """Tika's Word, Excel and PowerPoint 97 files with VBA projects: their text is read, and
+    LibreOffice neither loads their macros nor carries them into its OOXML (it would by
+    default: word/vbaProject.bin)."""
+    source = Path(__file__).parent / "fixtures" / "formats" / name
+    assert text in text_of(parse(source))
+    with zipfile.ZipFile(io.BytesIO(convert(source.read_bytes(), source.suffix, target))) as zf:
+        names = zf.namelist()
+        assert not [n for n in names if "vba" in n.lower() or n.endswith(".bin")]
+        assert macro not in b"".join(zf.read(n) for n in names)

@@ -93,6 +93,25 @@ def test_a_page_without_a_charset_is_detected(tmp_path: Path) -> None:
     assert doc.report.encoding == "cp950"
 
 
+@pytest.mark.parametrize("declared", ["gb2312", "gbk", "big5", "shift_jis", "iso-8859-1"])
+def test_a_page_saved_as_utf8_with_its_old_charset_is_read_as_utf8(tmp_path: Path,
+                                                                    declared: str) -> None:
+    body = "".join(f"<p>{line}</p>" for line in GBK_LAW.splitlines())
+    page = (f'<html><head><meta http-equiv="Content-Type" content="text/html; charset='
+            f'{declared}"><title>劳动合同法</title></head><body>{body}</body></html>')
+    doc = _parse(tmp_path / "saved.html", page.encode("utf-8"))
+    assert "明确劳动合同双方当事人的权利和义务" in _text(doc) and doc.meta.title == "劳动合同法"
+    assert doc.report.encoding == "utf-8"
+
+
+def test_a_declared_charset_still_decides_when_the_bytes_are_not_utf8(tmp_path: Path) -> None:
+    body = "".join(f"<p>{line}</p>" for line in GBK_LAW.splitlines())
+    page = f'<html><head><meta charset="gb2312"></head><body>{body}</body></html>'
+    doc = _parse(tmp_path / "gbk.html", page.encode("gbk"))
+    assert "明确劳动合同双方当事人的权利和义务" in _text(doc)
+    assert doc.report.encoding == "gb18030"
+
+
 @pytest.mark.parametrize("lines", [1, 2, 4])  # a one-line note too: GB18030 wins every tie
 def test_gbk_files_read_exactly_as_before(tmp_path: Path, lines: int) -> None:
     data = "\n".join(GBK_LAW.splitlines()[:lines]).encode("gbk")

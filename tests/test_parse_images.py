@@ -237,3 +237,12 @@ def test_pdf_title_is_the_largest_text_not_a_revision_or_running_header(
     doc = parse(path)
     assert (doc.meta.title, doc.report.title_source) == ("费用报销管理办法", "largest text")
     assert doc.report.headers_footers_removed == 2
+
+
+def test_latin_page_lying_on_its_side_that_reads_as_nothing_is_turned() -> None:
+    """kreuzberg's test scan (bench/format_corpus): an English page turned a quarter, where the
+    engine reads no line at all as it lies, so nothing says it is sideways."""
+    path = Path(__file__).parents[1] / "bench/format_corpus/kreuzberg/ocr_test_rotated_90.pdf"
+    doc = parse(path)
+    assert "Docling bundles PDF document conversion to" in " ".join(texts(doc))
+    assert doc.report.turned_pages == [1]

@@ -318,3 +318,12 @@ def test_size_limit_is_a_reason_not_a_crash(awkward: Path) -> None:
     with pytest.raises(ParseError, match=r"over the 0.01 MB limit \(the max_file_mb setting\)"):
         parse(awkward / "many_pages.pdf", max_file_mb=0.01)
     assert size_mb > 0.01
+
+
+def test_vertical_japanese_is_read_down_the_columns_right_to_left() -> None:
+    """pdfminer.six's jo.pdf (bench/format_corpus): Miyazawa Kenji's preface set vertically, in
+    two tiers; PyMuPDF gives each character as a line of its own."""
+    doc = parse(Path(__file__).parents[1] / "bench/format_corpus/pdfminer/jo.pdf")
+    text = "".join(block.text for block in doc.blocks).replace(" ", "")
+    assert "わたくしといふ現象は假定された有機交流電燈のひとつの青い照明です" in text
+    assert "けれどもこれら新世代沖積世の巨大に明るい時間の集積の" in text

@@ -337,3 +337,14 @@ def test_numbers_and_dates_read_as_their_number_format_shows_them() -> None:
     # Tika's LibreOffice-made test-columnar.ods: a date-time stored as 17:46:39.99999 shows :40
     columnar = parse(XLRD.parent / "tika" / "test-columnar.ods").blocks
     assert "25Apr60:17:46:40" in "\n".join(b.text for b in columnar)
+
+
+def test_an_xls_shows_the_formula_results_its_author_saved() -> None:
+    """xlrd's public namesdemo.xls (Excel 2003): LibreOffice recalculates TODAY() on opening, so
+    its xlsx holds the conversion day; the result the file stored (7 Dec 2006) is what shows.
+    Boolean results stay booleans ("2">2 is TRUE in Excel, not LibreOffice's number 1)."""
+    text = "\n".join(b.text for b in parse(XLRD / "namesdemo.xls").blocks)
+    today = dt.date.today()
+    assert "12/7/2006" in text
+    assert f"{today.month}/{today.day}/{today.year}" not in text
+    assert "Feb: 579; Apr: TRUE" in text and "列1: ascii; Feb: 123456; Apr: FALSE" in text

@@ -1,7 +1,8 @@
 """Chunk stage: clause-aware chunks with stable ids, parent sections and contextual prefixes.
 
 Structure first: 第X编/章/节 and short numbered lines ("2.2 口令要求") or Markdown/HTML/DOCX
-headings open sections; every 第X条 and "4.2"/"4.2.1" clause starts a unit of its own; list items
+headings open sections; every 第X条 and "4.2"/"4.2.1" clause starts a unit of its own (and so
+does every item 一、二、… of an amendment or decision without 第X条, items.py); list items
 ((一), (1), 1.) and unnumbered paragraphs (款) stay in the clause they follow; each table row is
 a unit that is never split. A unit that fits the token budget is one chunk, and so is a numbered
 Chinese clause over the budget that the embedding model still reads whole (a question asks about
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 import xxhash
 from pydantic import BaseModel, ConfigDict
 
+from ingest.chunk.items import item_clauses
 from ingest.chunk.split import CountTokens, Line, Seg, Splitter, piece_text
 from ingest.config import Settings
 from ingest.models import (
@@ -56,7 +58,7 @@ from ingest.text import (
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "kbflow-chunk@0.2"
+CHUNKER_VERSION = "kbflow-chunk@0.3"  # 0.3: an amendment's items are its clauses (items.py)
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
 
 
@@ -206,8 +208,10 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
     units: list[_Unit] = []
     current: _Unit | None = None
     table: _Unit | None = None
-    for block, start in _starts(doc.blocks):
+    items = item_clauses(doc.blocks, title)  # an amendment's 一、二、…: its clauses (items.py)
+    for i, (block, start) in enumerate(_starts(doc.blocks)):
         line = Line(block.text, block.page, start)
+        item = items.get(i)
         if block.text.strip("《》 ") == title:
             continue  # the title is in every prefix already
         if block.kind == BlockKind.TABLE:
@@ -219,9 +223,9 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             units.append(table)
             current = None
             continue
-        list_item = _is_list_item(block, current)
+        list_item = item is None and _is_list_item(block, current)
         is_row = block.kind == BlockKind.TABLE_ROW
-        level = None if is_row or list_item else _heading_level(block, title)
+        level = None if is_row or list_item or item else _heading_level(block, title)
         if level is not None:
             headings = [h for h in headings if h.level < level]
             label = _label(block.text)
@@ -230,7 +234,7 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
             headings.append(_Heading(level, label, line, path if n == 1 else f"{path}~{n}"))
             current = None
             continue
-        clause_no = None if is_row or list_item else _clause_no(block.text)
+        clause_no = item or (None if is_row or list_item else _clause_no(block.text))
         if (current is not None and clause_no is None and not is_row
                 and current.kind != ChunkKind.TABLE_ROW):
             current.lines.append(line)  # a list item or paragraph (款) of the unit before
@@ -242,7 +246,7 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
         if is_row:
             key = "; ".join(block.text.split("; ")[:2])
             kind, path = ChunkKind.TABLE_ROW, f"{base}/row:{key}"
-        elif clause_no and ARTICLE.match(block.text):
+        elif clause_no and (item or ARTICLE.match(block.text)):
             kind, path = ChunkKind.CLAUSE, clause_no  # 第X条 numbers are unique in a document
         elif clause_no:
             # "4.2"-style numbers are unique in a document; a bare "3" is unique within its section

@@ -78,7 +78,8 @@ def citations(text: str, citing: str, index: TitleIndex,
               articles: Collection[str] | None = None, after: str = "") -> Iterator[Citation]:
     """Every citation in `text`, written in the document titled `citing`, whose own article
     numbers are `articles` (None: unknown). A bare number the document does not have is not its
-    own: it belongs to the law its title names (罪名 lists: 《刑法》's), else it dangles.
+    own: it belongs to the law its title names (罪名 lists: 《刑法》's), else it dangles; in an
+    amendment none is its own (将《解释》原第六条修改为: the amended text's).
     `after` is the next chunk's text: a title the chunk boundary cuts (《中华人民共 | 和国刑法》
     第五条) is read whole in the chunk where it starts, and skipped where it ends."""
     text = unicodedata.normalize("NFKC", text)
@@ -87,6 +88,8 @@ def citations(text: str, citing: str, index: TitleIndex,
         text += unicodedata.normalize("NFKC", after)[:_MAX_CUT]
     taken: list[tuple[int, int]] = [_cut_tail(text)]
     own = amended(citing, index) or Resolution(citing, "self", RULES["self"])
+    if articles is not None and _AMENDS.search(unicodedata.normalize("NFKC", citing)):
+        articles = ()  # its items (第N条 as cited from outside) are not what its text numbers
     mine = {s for a in articles for s in article_spellings(a)} if articles is not None else None
     elsewhere = (named_in_title(citing, index)
                  or Resolution(None, "dangling:unknown_article", DANGLING_CONFIDENCE))

@@ -35,13 +35,20 @@ def mail_result(subject: str, header: Iterable[tuple[str, str]], plain: str | No
     blocks += [Block(kind=BlockKind.PARAGRAPH, text=normalize(f"{name}: {value}"))
                for name, value in header if value and normalize(value)]
     if plain and plain.strip():
-        blocks += [b for b in parse_text(plain) if b.text]
+        blocks += body_blocks(plain, html=False)
     elif markup and markup.strip():
-        body = read_html(markup).find("body")
-        blocks += html_blocks(body) if body is not None else []
+        blocks += body_blocks(markup, html=True)
     result = ParseResult(blocks, 1)
     result.title, result.title_source = normalize(subject), "mail subject" if subject else ""
     return result
+
+
+def body_blocks(text: str, html: bool) -> list[Block]:
+    """A body part's blocks: plain text as paragraphs, HTML read as a page is."""
+    if not html:
+        return [b for b in parse_text(text) if b.text]
+    body = read_html(text).find("body")
+    return html_blocks(body) if body is not None else []
 
 
 def inside_attachment() -> bool:

@@ -4,7 +4,8 @@ file into OOXML, which the existing parsers read, as Docling and unstructured do
 Each conversion runs in a fresh temporary folder with its own LibreOffice profile
 (`-env:UserInstallation`), so conversions never share state, never hand their work to a running
 LibreOffice of the user, and read the profile's settings written here: macros disabled and at the
-highest security level (a document's auto-run macro never runs), links never updated (a document
+highest security level (a document's auto-run macro never runs), VBA projects neither loaded
+nor carried into the output, links never updated (a document
 cannot make LibreOffice fetch a URL or read a local file into itself). The process runs in a
 session of its own and the whole group is killed after `timeout_s` (LibreOffice is a shell script
 that starts `oosplash`, which starts `soffice.bin`); coreutils' `timeout` kills it as well if
@@ -37,6 +38,13 @@ _SETTINGS = {  # registry path -> {property: value}; the profile is read at star
     "/org.openoffice.Office.Writer/Content/Update": {"Link": "2"},  # 2 = never update links
     "/org.openoffice.Office.Calc/Content/Update": {"Link": "2"},
     "/org.openoffice.Office.Common/Misc": {"FirstRun": "false"},
+    # a Word/Excel/PowerPoint file's VBA project is neither loaded (its storage is never
+    # parsed), nor runnable, nor written into the OOXML (LibreOffice keeps it by default)
+    "/org.openoffice.Office.Writer/Filter/Import/VBA": {
+        "Load": "false", "Executable": "false", "Save": "false"},
+    "/org.openoffice.Office.Calc/Filter/Import/VBA": {
+        "Load": "false", "Executable": "false", "Save": "false"},
+    "/org.openoffice.Office.Impress/Filter/Import/VBA": {"Load": "false", "Save": "false"},
 }
 NEEDS = ("needs LibreOffice: `soffice` was not found on PATH (install libreoffice-writer, "
          "libreoffice-calc and libreoffice-impress; see the README's format table)")

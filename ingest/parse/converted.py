@@ -12,6 +12,7 @@ from ingest.parse.convert import convert
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.slides import parse_pptx
 from ingest.parse.spreadsheet import parse_xlsx
+from ingest.parse.stored_results import keep_stored_results
 from ingest.parse.word import parse_docx
 
 
@@ -43,8 +44,13 @@ def parse_wps(data: bytes, limits: ParseLimits) -> ParseResult:
     return _text(data, ".wps", limits)
 
 
+def _binary_sheets(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
+    """An Excel 97 workbook: LibreOffice's xlsx with the formula results the file stored."""
+    return parse_xlsx(keep_stored_results(data, convert(data, suffix, "xlsx")), limits)
+
+
 def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _sheets(data, ".xls", limits)
+    return _binary_sheets(data, ".xls", limits)
 
 
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -52,7 +58,7 @@ def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_et(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _sheets(data, ".et", limits)
+    return _binary_sheets(data, ".et", limits)
 
 
 def parse_ppt(data: bytes, limits: ParseLimits) -> ParseResult:

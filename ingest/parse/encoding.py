@@ -76,13 +76,20 @@ def decode(data: bytes) -> Decoded:
 def html_encoding(data: bytes) -> tuple[str, float]:
     """A page's encoding, named for lxml (which would otherwise assume Latin-1), and the
     confidence: its byte-order mark, else its declared charset (GB2312 and GBK widened to
-    GB18030, as browsers do), else detected as a text file's is."""
+    GB18030, as browsers do), else detected as a text file's is. A page whose bytes beyond
+    ASCII are valid UTF-8 is UTF-8 whatever it declares: a page saved or converted to UTF-8
+    keeps its old `charset=gb2312` (readability's qq.com test page), and text in another
+    encoding is practically never valid UTF-8."""
     declared = _CHARSET.search(data[:4096])
     name, confidence = "", 1.0
     if declared and not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE,
                                          codecs.BOM_UTF16_BE)):
         with contextlib.suppress(LookupError):
             name = codecs.lookup(declared.group(1).decode("ascii")).name
+        if name and not name.startswith("utf") and not data.isascii():
+            with contextlib.suppress(UnicodeDecodeError):
+                data.decode("utf-8")
+                name = "utf-8"
     if not name:
         decoded = decode(data)
         name, confidence = decoded.encoding, decoded.confidence

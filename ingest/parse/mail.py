@@ -1,6 +1,12 @@
 """E-mail saved as .eml (RFC 5322, Python's `email` package with its modern policy): the
-subject, sender, recipients and date, the plain-text body (else the HTML one read as a page),
-then each attachment as a section of its own (ingest.parse.attachments).
+subject, sender, recipients and date, the body a mail program shows, then each attachment as a
+section of its own (ingest.parse.attachments).
+
+The body is every inline text part (plain, or HTML read as a page) in order, except that of a
+multipart/alternative only the last version holding text is shown, as mail programs do (RFC
+2046: the alternatives are in increasing order of preference): usually the HTML one. The
+versions need not agree (Tika's testRFC822_multipart_attachments.eml: the plain one is another
+text), and Apple Mail's HTML version is itself several HTML parts between attachments.
 
 Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
 that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
@@ -14,7 +20,8 @@ import email
 import email.policy
 from email.message import EmailMessage, Message
 
-from ingest.parse.attachments import add_attachments, mail_result
+from ingest.models import Block
+from ingest.parse.attachments import add_attachments, body_blocks, mail_result
 from ingest.parse.errors import ParseError
 from ingest.parse.result import ParseLimits, ParseResult
 
@@ -26,43 +33,79 @@ def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
     message = email.message_from_bytes(data, policy=email.policy.default)
     if not isinstance(message, EmailMessage) or not any(message.keys()):
         raise ParseError("not an e-mail message: no header lines")
-    plain = markup = None
+    hidden = _other_alternatives(message)
+    body: list[Block] = []
     files: list[tuple[str, bytes]] = []
     inline = 0
     for part in _parts(message):
-        name = part.get_filename()
-        disposition = part.get_content_disposition()
-        if name or disposition == "attachment" or part.get_content_maintype() == "message":
-            files.append((name or "attachment.eml", _payload(part)))
+        if _attached(part):
+            files.append((part.get_filename() or "attachment.eml", _payload(part)))
         elif part.get_content_maintype() == "image":
             inline += 1
-        elif part.get_content_type() == "text/plain" and plain is None:
-            plain = _text(part)
-        elif part.get_content_type() == "text/html" and markup is None:
-            markup = _text(part)
+        elif _text_part(part) and id(part) not in hidden:
+            body += body_blocks(_text(part), html=part.get_content_subtype() == "html")
     header = [(label, str(message.get(name, ""))) for name, label in _HEADER]
-    result = mail_result(str(message.get("Subject", "")), header, plain, markup)
+    result = mail_result(str(message.get("Subject", "")), header, None, None)
+    result.blocks += body
     if inline:
         result.skipped["inline_images"] = inline
     add_attachments(result, files, limits)
     return result
 
 
-def _parts(message: Message) -> list[Message]:
-    """The leaf parts in order, an attached mail (message/rfc822) as one leaf: its own parts
-    are its business (read when it is read as an attachment), not this mail's body."""
-    leaves: list[Message] = []
+def _parts(message: Message, leaves_only: bool = True) -> list[Message]:
+    """The leaf parts in order (with the multiparts too unless `leaves_only`), an attached mail
+    (message/rfc822) as one leaf: its own parts are its business (read when it is read as an
+    attachment), not this mail's body."""
+    found: list[Message] = []
     stack = [message]
     while stack:
         part = stack.pop()
-        if len(leaves) + len(stack) > MAX_PARTS:
+        if len(found) + len(stack) > MAX_PARTS:
             raise ParseError(f"e-mail has over {MAX_PARTS:,} MIME parts: not read")
         inner = part.get_payload()
         if part.get_content_maintype() == "multipart" and isinstance(inner, list):
             stack += reversed([p for p in inner if isinstance(p, Message)])
+            if not leaves_only:
+                found.append(part)
         else:
-            leaves.append(part)
-    return leaves
+            found.append(part)
+    return found
+
+
+def _attached(part: Message) -> bool:
+    return bool(part.get_filename() or part.get_content_disposition() == "attachment"
+                or part.get_content_maintype() == "message")
+
+
+def _text_part(part: Message) -> bool:
+    return part.get_content_type() in ("text/plain", "text/html") and not _attached(part)
+
+
+def _other_alternatives(message: Message) -> set[int]:
+    """The ids of the parts a mail program does not show: in each multipart/alternative, every
+    version but the last one holding a text part, and all below them. Linear in the parts (a
+    mail nesting hundreds of alternatives costs no more than as many flat parts)."""
+    nodes = _parts(message, leaves_only=False)  # parents before their children
+    children: dict[int, list[Message]] = {}
+    for node in nodes:
+        inner = node.get_payload()
+        if node.get_content_maintype() == "multipart" and isinstance(inner, list):
+            children[id(node)] = [p for p in inner if isinstance(p, Message)]
+    has_text: dict[int, bool] = {}
+    for node in reversed(nodes):
+        below = children.get(id(node))
+        has_text[id(node)] = (any(has_text[id(c)] for c in below) if below is not None
+                              else _text_part(node))
+    hidden: set[int] = set()
+    for node in nodes:
+        below = children.get(id(node), [])
+        if id(node) in hidden:
+            hidden.update(id(c) for c in below)
+        elif node.get_content_type() == "multipart/alternative":
+            shown = next((c for c in reversed(below) if has_text[id(c)]), None)
+            hidden.update(id(c) for c in below if c is not shown)
+    return hidden
 
 
 def _payload(part: Message) -> bytes:

@@ -113,9 +113,12 @@ def ocr_image(image: np.ndarray, turns: bool = True) -> OcrPage:
 def _turns_to_try(as_lies: OcrPage) -> tuple[int, ...]:
     """Sideways lines: a quarter turn either way. The engines turn a tall line a quarter turn
     counterclockwise before reading it, so when the sideways lines read well the page lies
-    turned clockwise and needs 270° more (trying that first saves a pass; either order works)."""
+    turned clockwise and needs 270° more (trying that first saves a pass; either order works).
+    Nothing or next to nothing read: upside down first, then either quarter turn (a Latin page
+    lying on its side can read as nothing at all, kreuzberg's ocr_test_rotated_90.pdf); a blank
+    page costs three passes of the detector."""
     if not as_lies.sideways:
-        return (180,)
+        return (180, 90, 270) if as_lies.chars < MIN_CHARS else (180,)
     return (270, 90) if as_lies.confident_chars >= CONFIDENT * as_lies.chars else (90, 270)
 
 

@@ -65,6 +65,8 @@ def parse_msg(data: bytes, limits: ParseLimits) -> ParseResult:
     recipients = ", ".join(_address(r.name, r.email_address) for r in message.recipients
                            if r.email_address or r.name)
     sent = message.sent_date
+    if sent and sent.year <= 1601:  # FILETIME 0: no date was set (Outlook shows "None")
+        sent = None
     header = [("发件人", _recoded(message, message.sender or "")), ("收件人", recipients),
               ("日期", sent.isoformat(sep=" ") if sent else "")]
     result = mail_result(_recoded(message, message.subject), header, message.body,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from typing import Any
 
 import pdfplumber
 import pymupdf
@@ -156,7 +157,11 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
 
 def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
     out = []
+    columns = []
     for block in page.get_text("dict", sort=True)["blocks"]:
+        if block.get("lines") and all(line.get("wmode") == 1 for line in block["lines"]):
+            columns.append(block)
+            continue
         for line in block.get("lines", []):
             spans = [span for span in line["spans"] if span["text"].strip()]
             text = tidy_numbering(normalize("".join(span["text"] for span in line["spans"])))
@@ -169,7 +174,30 @@ def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
                          for s in spans),
                 in_margin=in_margin(y0, y1, height),
             ))
-    return out
+    vertical = _vertical_text(columns, page.number + 1)
+    return [*out, vertical] if vertical else out
+
+
+def _vertical_text(columns: list[dict[str, Any]], page: int) -> Line | None:
+    """Vertical CJK writing (PyMuPDF's `wmode` 1: a block per column, each character a line of
+    its own, which read by rows would interleave the columns): down each column, the columns
+    right to left, tier by tier down the page, as one line of text (pdfminer's jo.pdf)."""
+    tiers: list[list[dict[str, Any]]] = []
+    for block in sorted(columns, key=lambda block: block["bbox"][1]):
+        if tiers and block["bbox"][1] < max(b["bbox"][3] for b in tiers[-1]):
+            tiers[-1].append(block)
+        else:
+            tiers.append([block])
+    columns = [b for tier in tiers for b in sorted(tier, key=lambda b: -b["bbox"][2])]
+    spans = [span for block in columns
+             for line in sorted(block["lines"], key=lambda line: line["bbox"][1])
+             for span in line["spans"]]
+    text = normalize("".join(span["text"] for span in spans))
+    if not text:
+        return None
+    x0, y0 = min(b["bbox"][0] for b in columns), min(b["bbox"][1] for b in columns)
+    x1, y1 = max(b["bbox"][2] for b in columns), max(b["bbox"][3] for b in columns)
+    return Line(text, page, x0, y0, x1, y1, size=max(span["size"] for span in spans))
 
 
 def _needs_ocr(page: pymupdf.Page, lines: list[Line]) -> bool:

@@ -48,10 +48,13 @@ _GENERATED_ALT = re.compile(
     r"|[\w\- ]+\.(?:png|jpe?g|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # Prompts of a template's placeholders, in PowerPoint's and WPS's words
-# (LibreOffice's footer placeholders say "<footer>" or "Footer")
+# (LibreOffice's footer placeholders say "<footer>" or "Footer"), and the stand-ins of the
+# fields a master shows on each slide as that slide's value: LibreOffice's "<number>",
+# "<date/time>", "<#>", PowerPoint's "‹#›" (a decoded .odp master keeps them as plain text boxes)
 _PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以|编辑母版"
                      r"|母版(?:标题|文本)样式|按一下以編輯|編輯母片"
-                     r"|^<?(?:footer|页脚)(?: text)?>?$", re.I)
+                     r"|^<?(?:footer|页脚)(?: text)?>?$"
+                     r"|^[<‹](?:header|number|#|date/time|页眉)[>›]$", re.I)
 
 
 @dataclass
@@ -93,12 +96,14 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     repeated = repeated_shapes([[p.block.text for p in on_slide if p.repeatable]
                                 for on_slide in pieces], MIN_SLIDES_FOR_REPEATS)
     for (number, slide), on_slide in zip(numbered, pieces, strict=True):
+        start = len(result.blocks)
         for piece in on_slide:
             if piece.repeatable and line_shape(piece.block.text) in repeated:
                 skipped.boilerplate(piece.block.text)
             else:
                 result.blocks.append(piece.block)
         result.blocks += _notes(slide, number, skipped)
+        result.blocks += _title_only(result.blocks[start:], len(numbered))
         comments = [text for rel in slide.part.rels.values()
                     if rel.reltype.endswith("/comments") and not rel.is_external
                     for text in comment_texts(rel.target_part.blob)]
@@ -120,6 +125,17 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     result.ocr_confidences = pictures.confidences
     result.chars_seen = indexed_chars(result.blocks) + result.chars_skipped
     return result
+
+
+def _title_only(blocks: list[Block], slides: int) -> list[Block]:
+    """A slide that is only its title (a section divider; the one slide of a deck embedded in a
+    document, Tika's testWPSAttachment.ppt) is that text, not a label over text after it: the
+    title again as the slide's paragraph, so that a chunk holds it. Not the title slide's title
+    of a longer deck, which heads every slide after it."""
+    if (not blocks or any(b.kind != BlockKind.HEADING for b in blocks)
+            or (blocks[-1].level == 1 and slides > 1)):
+        return []
+    return [_paragraph(blocks[-1].text, blocks[-1].page or 1)]
 
 
 def _template_texts(slides: list[Slide]) -> list[str]:

@@ -6,9 +6,10 @@ alt text that says something, right after the paragraph they are anchored in; a 
 endnote appended to the paragraph that cites it, its mark ("[注1]") left in place, so a clause
 and its note land in one chunk; a table nested in a cell as a table of its own after the outer
 one; tracked changes read as accepted; the headers' and footers' text once, at the end.
-Comments (unless the include_comments setting), text formatted hidden (w:vanish, unless
-include_hidden), tables of contents and template placeholder prompts are counted in
-chars_seen, not indexed.
+Automatic numbering labels ("第一条", "1.2", "（一）") are put before their paragraph's text
+(ingest.parse.docx_numbering). Comments (unless the include_comments setting), text formatted
+hidden (w:vanish, unless include_hidden), tables of contents and template placeholder prompts
+are counted in chars_seen, not indexed.
 
 Paragraphs are read from the XML: python-docx's `Paragraph.text` reads only the runs directly in
 a paragraph, so it loses inserted (w:ins) and moved (w:moveTo) text, inline content controls,
@@ -34,6 +35,7 @@ from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.charts import C as _C
 from ingest.parse.charts import chart_lines
 from ingest.parse.coverage import visible_chars
+from ingest.parse.docx_numbering import Numbering
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, fill_merged, grid_blocks
@@ -124,6 +126,7 @@ class _Reader:
         self.notes = notes
         self.pictures = pictures
         self.include_hidden = include_hidden
+        self.numbering = Numbering.of(part)
         self._hidden_styles: dict[str, bool] = {}
         self.page = 1
         self.seen = 0  # visible characters of all text read or skipped on purpose
@@ -193,11 +196,15 @@ class _Reader:
             self._skip("table_of_contents", p)
             return []
         page, line = self.page, _Line()
+        label = self.numbering.label(p)
         self._inline(p, line)
         self.page += line.page_breaks
         if line.hidden:
             self.skipped["hidden_text"] += 1
         text, notes = cell_text("".join(line.parts)), cell_text("".join(line.notes))
+        if text and label:  # Word's automatic number ("第一条", "1.2"): counted even when empty
+            self.seen += visible_chars(label)
+            text = cell_text(label + text)
         level = _style_level(style)
         blocks = []
         if text and level:

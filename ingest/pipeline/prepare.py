@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -10,12 +12,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import xxhash
+
 from ingest.chunk import ChunkParams, chunk_document
+from ingest.config import Settings
 from ingest.embed import TokenCounter
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk, ChunkKind, ParsedDocument, State
-from ingest.parse import ParseError, ParsePool, read_meta
+from ingest.parse import PARSER_VERSION, ParseError, ParseLimits, ParsePool, read_meta
 from ingest.parse.coverage import reached_chars
 from ingest.parse.folder_meta import FOLDER_META_NAME
 from ingest.parse.identity import identify
@@ -213,11 +218,23 @@ def _lift(ctx: RunContext, selection: Selection, item: Prepared) -> bool:
     return True
 
 
+def parse_version(settings: Settings) -> str:
+    """The parser's version and a fingerprint of the settings that change what a parse of the
+    same bytes yields (ParseLimits: what is read, what fails; the ACL of files that declare
+    none), recorded with each version: a file's unchanged bytes (its hash also covers its
+    sidecar and folder metadata) are parsed again when either changed."""
+    decides = json.dumps([dataclasses.asdict(ParseLimits.of(settings)), settings.default_acl],
+                         sort_keys=True)
+    return f"{PARSER_VERSION}+{xxhash.xxh64_hexdigest(decides.encode())}"
+
+
 def _unchanged(ctx: RunContext, params: ChunkParams, record: DocumentRecord | None,
                item: Prepared) -> bool:
-    """Published from these bytes with today's chunker and model (a moved file is relocated)."""
+    """Published from these bytes by today's parser, parse settings, chunker and model (a
+    moved file is relocated): nothing to read again, only the hash was computed."""
     meta = item.meta
     if not (record and record.state == State.READY and record.file_hash == meta.file_hash
+            and record.parser_version == parse_version(ctx.settings)
             and record.chunker_version == params.version
             and record.embedding_model == ctx.settings.embedding_model):
         return False
@@ -297,7 +314,8 @@ def chunk_all(ctx: RunContext, params: ChunkParams, tokens: TokenCounter,
                                     (doc.meta.doc_id, doc.meta.version_id)))
             continue
         jobs.append(VersionJob(meta=doc.meta, chunks=chunks, chunker_version=params.version,
-                               source_root=str(item.root), parser_version=doc.parser_version,
+                               source_root=str(item.root),
+                               parser_version=parse_version(settings),
                                parse_report=doc.report.model_dump(mode="json")))
     return jobs
 

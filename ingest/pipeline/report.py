@@ -105,6 +105,8 @@ class IngestSummary(BaseModel):
     triples: int
     graph: GraphQuality = GraphQuality()  # of the relations this run wrote
     tombstoned: list[str]
+    # published versions whose citations this run's new or deleted titles resolved otherwise
+    relinked: list[str] = []
     lifted: list[str] = []  # deleted versions published again (re-added, or undeleted)
     cleaned: list[str]
     duplicates: dict[str, list[str]]  # version → identical files ingested as that version

@@ -19,20 +19,22 @@ from pathlib import Path
 
 from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
-from ingest.embed import Embedder, Embedding
+from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
+from ingest.graph.relink import relink
 from ingest.graph.titles import TitleIndex
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
-from ingest.models import ChunkKind, State
+from ingest.models import Chunk, ChunkKind, State
 from ingest.pipeline.context import ENCODING, RunContext
+from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Planned, Written
 from ingest.pipeline.plan import date_versions, plan
 from ingest.pipeline.prepare import Selection, prepare
 from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunReport
-from ingest.pipeline.write import write
-from ingest.stores import open_stores
+from ingest.pipeline.write import WRITE_GROUP, write
+from ingest.stores import Stores, open_graph, open_stores
 
 EMBED_BATCH = 1_024  # chunks per embed step
 
@@ -52,6 +54,7 @@ class _Outcome:
     encoded: Counter[str] = field(default_factory=Counter)  # "model texts|sentences" → count
     over_budget: int = 0
     cleaned: list[str] = field(default_factory=list)
+    relinked: list[str] = field(default_factory=list)
 
 
 def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]],
@@ -63,6 +66,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     generation = current_generation(ctx.manifest, ctx.settings, params.version)
     outcome = _Outcome(generation.generation, len(files))
     ctx.manifest.start_run(ctx.run_id, source)
+    before = ctx.manifest.titles()
     outcome.tombstoned = _tombstone(ctx, deleted)
     tokens = ctx.tokens()
     jobs, outcome.selection = prepare(ctx, files, params, tokens)
@@ -76,6 +80,7 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
                         outcome.over_budget, tokens.max_tokens)
     _publish(ctx, generation, outcome)
     outcome.tombstoned += _retire_replaced(ctx, outcome.written)
+    outcome.relinked = _relink(ctx, source, generation.generation, before, outcome.written)
     summary = _summary(ctx, source, outcome)
     ctx.manifest.finish_run(ctx.run_id, summary.model_dump(mode="json"))
     return summary
@@ -124,6 +129,27 @@ def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
     return retired
 
 
+def _relink(ctx: RunContext, source: str, generation: str, before: set[str],
+            written: Sequence[Written]) -> list[str]:
+    """Published versions whose citations the run's new or deleted titles resolve otherwise,
+    rewritten in the graph without being ingested again (graph/relink.py)."""
+    record = ctx.manifest.get_generation(generation)
+    if (ctx.settings.graph_extractor == "llm" or record is None or record.dimension is None
+            or ctx.manifest.titles() == before):
+        return []
+    try:
+        with ctx.clock.stage("graph"), ctx.steps.store_writer():
+            graph = open_graph(ctx.settings, generation)
+            try:
+                return relink(ctx.manifest, graph, before,
+                              {w.planned.version_key for w in written})
+            finally:
+                graph.close()
+    except Exception as exc:  # noqa: BLE001 - the run's writes stand; its citations stay as were
+        ctx.fail(Failure.raised("graph", exc, source))
+        return []
+
+
 def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
     """Embed and write the planned versions, then record duplicates and clean up tombstones."""
     settings, manifest = ctx.settings, ctx.manifest
@@ -141,7 +167,7 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
                      outcome: _Outcome) -> None:
     before = Counter(embedder.encoded)
     with ctx.clock.stage("embed"):
-        vectors = _embed(ctx, embedder, outcome)
+        _embed(ctx, embedder, outcome)
     if generation.dimension is None:
         ctx.manifest.record_dimension(generation.generation, embedder.dimension)
     with ctx.steps.store_writer():
@@ -151,7 +177,7 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
             if generation.dimension is None and generation.status == "serving":
                 stores.activate()  # the very first ingest: the aliases name g1 from now on
             ctx.progress(outcome.files, outcome.files, "writing the stores")
-            outcome.written = write(ctx, stores, outcome.planned, vectors)
+            _write(ctx, stores, embedder, outcome)
             if stores.crosslingual is not None:
                 outcome.encoded.update({f"{stores.crosslingual.model} {k}": n for k, n
                                         in stores.crosslingual.encoded.items()})
@@ -161,18 +187,33 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
                             for k, n in (embedder.encoded - before).items()})
 
 
-def _embed(ctx: RunContext, embedder: Embedder, outcome: _Outcome) -> dict[str, Embedding]:
-    """The chunk vectors of the planned writes, EMBED_BATCH chunks at a time: the progress
-    bar moves (ENCODING), and the encoder's work is bounded by a batch, not by the run."""
-    wanted = [c for p in outcome.planned for c in p.diff.writes if c.kind != ChunkKind.PARENT]
-    vectors: dict[str, Embedding] = {}
+def _embed(ctx: RunContext, embedder: Embedder, outcome: _Outcome) -> None:
+    """The chunk vectors of the planned writes into the vector cache, EMBED_BATCH chunks at a
+    time: the progress bar moves (ENCODING), and the encoder's work is bounded by a batch, not
+    by the run. They are dropped here and read back a write group at a time (_write)."""
+    wanted = _embedded(outcome.planned)
     for start in range(0, len(wanted), EMBED_BATCH):
         ctx.progress(start, len(wanted), ENCODING)
-        part, computed = ctx.steps.embed(embedder, wanted[start : start + EMBED_BATCH])
-        vectors |= part
-        outcome.embedded += computed
+        outcome.embedded += ctx.steps.embed(embedder, wanted[start : start + EMBED_BATCH])[1]
     ctx.progress(len(wanted), len(wanted), ENCODING)
-    return vectors
+
+
+def _write(ctx: RunContext, stores: Stores, embedder: Embedder, outcome: _Outcome) -> None:
+    """The planned versions written WRITE_GROUP at a time, each group with its vectors read
+    back from the cache the embed stage filled: a run holds one group's vectors, not the
+    corpus's (peak RSS 933 → 835 MiB on 117 law files, bench/RESULTS.md). A vector missing
+    there (a cache cleared meanwhile) is computed again."""
+    for start in range(0, len(outcome.planned), WRITE_GROUP):
+        group = outcome.planned[start : start + WRITE_GROUP]
+        with ctx.clock.stage("embed"):
+            vectors, computed = embedder.embed_chunks(_embedded(group))
+        outcome.embedded += computed
+        outcome.written += write(ctx, stores, group, vectors)
+
+
+def _embedded(planned: Sequence[Planned]) -> list[Chunk]:
+    """The chunks of the planned writes that get a vector (parents are only read)."""
+    return [c for p in planned for c in p.diff.writes if c.kind != ChunkKind.PARENT]
 
 
 def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
@@ -194,7 +235,8 @@ def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
         over_budget_chunks=outcome.over_budget, triples=len(triples),
         graph=graph_quality(triples, ctx.manifest.titles(),
                             sum((p.llm_graph for p in outcome.planned), Counter())),
-        tombstoned=outcome.tombstoned, lifted=selection.lifted, cleaned=outcome.cleaned,
+        tombstoned=outcome.tombstoned, relinked=outcome.relinked, lifted=selection.lifted,
+        cleaned=outcome.cleaned,
         failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures,
                                                          ctx.settings.min_coverage),
         duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},

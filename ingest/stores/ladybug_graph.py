@@ -247,13 +247,19 @@ class LadybugGraphStore:
         self._conn.execute("MATCH (n:Entity) WHERE NOT EXISTS { MATCH (n)-[]-() } DELETE n")
 
     def triples(self, version_key: str) -> list[Triple]:
+        return self._triples("e.version_key = $key", {"key": version_key})
+
+    def relations(self, predicates: Sequence[str]) -> list[Triple]:
+        return self._triples("e.predicate IN $predicates", {"predicates": list(predicates)})
+
+    def _triples(self, where: str, params: dict[str, Any]) -> list[Triple]:
         result = self._rows(
-            """MATCH (s:Entity)-[e:RELATES]->(o:Entity) WHERE e.version_key = $key
+            f"""MATCH (s:Entity)-[e:RELATES]->(o:Entity) WHERE {where}
                RETURN s.name, e.predicate, o.name, e.subject_type, e.object_type,
                       e.source_chunk_id, e.doc_id, e.version_id, e.extractor, e.confidence,
                       e.surface, e.rule
                ORDER BY e.source_chunk_id, e.predicate, o.name""",
-            {"key": version_key},
+            params,
         )
         fields = ["subject", "predicate", "object", "subject_type", "object_type",
                   "source_chunk_id", "doc_id", "version_id", "extractor", "confidence",

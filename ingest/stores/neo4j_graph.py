@@ -130,8 +130,12 @@ UNWIND touched AS n
 WITH DISTINCT n WHERE NOT (n)--()
 DELETE n
 """
+_TRIPLES_OF = {
+    "version": "MATCH (s:Entity)-[e:RELATES {generation: $g, version_key: $key}]->(o:Entity)",
+    "predicates": "MATCH (s:Entity)-[e:RELATES {generation: $g}]->(o:Entity) "
+                  "WHERE e.predicate IN $predicates",
+}
 _TRIPLES = """
-MATCH (s:Entity)-[e:RELATES {generation: $g, version_key: $key}]->(o:Entity)
 RETURN s.name AS subject, e.predicate AS predicate, o.name AS object,
        e.subject_type AS subject_type, e.object_type AS object_type,
        e.source_chunk_id AS source_chunk_id, e.doc_id AS doc_id, e.version_id AS version_id,
@@ -242,9 +246,15 @@ class Neo4jGraphStore:
             self._write(work)
 
     def triples(self, version_key: str) -> list[Triple]:
+        return self._triples("version", key=version_key)
+
+    def relations(self, predicates: Sequence[str]) -> list[Triple]:
+        return self._triples("predicates", predicates=list(predicates))
+
+    def _triples(self, of: str, **params: Any) -> list[Triple]:
         records, _, _ = self._driver.execute_query(
-            _TRIPLES, key=version_key, g=self.generation, database_=self._database,
-            routing_="r",
+            _TRIPLES_OF[of] + _TRIPLES, parameters_=params, g=self.generation,
+            database_=self._database, routing_="r",
         )
         return [Triple(**record.data()) for record in records]
 

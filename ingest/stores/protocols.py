@@ -94,6 +94,11 @@ class GraphStore(Protocol):
 
     def triples(self, version_key: str) -> list[Triple]: ...
 
+    def relations(self, predicates: Sequence[str]) -> list[Triple]:
+        """Every relation of these predicates, of any version (citations to re-resolve when the
+        corpus's titles change: graph/relink.py)."""
+        ...
+
     def paths(self, start: Sequence[str], flt: SearchFilter, *,
               predicates: Sequence[str] | None = None, hops: int = 2,
               direction: Direction = "both", max_nodes: int = 200,
