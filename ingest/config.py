@@ -45,6 +45,10 @@ class Settings(BaseSettings):
         True, description="also index chunks with the multilingual Universal Sentence Encoder, "
         "so English questions find Chinese text and the reverse (about 10 ms per chunk to "
         "ingest, 7 ms per query); off for a corpus and users of one language")
+    crosslingual_sentences: bool = Field(
+        True, description="also keep the cross-lingual encoder's vectors of each chunk's "
+        "sentences, and score a chunk in that index by the better of its whole text and its "
+        "best sentence (false: the whole text alone; no sentence pass at ingest)")
     default_tenant: str = "default"
     default_acl: list[str] = Field(default_factory=lambda: ["all-staff"])
     tenant_parents: Path | None = Field(

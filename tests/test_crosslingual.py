@@ -7,6 +7,7 @@ document's rows leave it."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import date
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from tests_support import ingest, profile_settings, tree
 
 from ingest.config import Settings
+from ingest.embed.encoders import USE_MODEL
 from ingest.lifecycle import delete_documents, open_generation
 from ingest.search import Searcher, SearchOptions, SearchResponse
 from ingest.search.confidence import ANSWERABLE_FROM
@@ -193,3 +195,35 @@ def test_switched_off_no_index_is_written(tmp_path: Path) -> None:
 ])
 def test_language_of_a_chunk(text: str, expected: str) -> None:
     assert language(text) == expected
+
+
+def test_without_its_sentence_pass_the_index_still_answers_across_languages(
+        tmp_path: Path) -> None:
+    """KBFLOW_CROSSLINGUAL_SENTENCES=false (issue #43): the cross-lingual encoder runs on the
+    chunk texts alone and keeps no sentence vectors, and questions still reach the answer in
+    the other language; a data dir built with them answers the same with the setting off (its
+    sentence rows are left unread)."""
+    root = tree(tmp_path / "docs", CORPUS)
+    lean = Settings(data_dir=tmp_path / "lean", crosslingual_sentences=False)
+    summary = ingest(lean, root)
+    assert summary.failures == []
+    assert summary.encoded[f"{USE_MODEL} texts"] == summary.embedded > 0
+    assert f"{USE_MODEL} sentences" not in summary.encoded
+    assert summary.encoded[f"{lean.embedding_model} sentences"] > 0  # the bge pass stays
+    with sqlite3.connect(lean.vector_cache_path) as db:
+        kept = dict(db.execute("SELECT model, count(*) FROM sentences GROUP BY model").fetchall())
+    assert USE_MODEL not in kept and kept[lean.embedding_model] > 0
+
+    older = Settings(data_dir=tmp_path / "older", crosslingual_sentences=True)
+    assert f"{USE_MODEL} sentences" in ingest(older, root).encoded
+    read_as_lean = older.model_copy(update={"crosslingual_sentences": False})
+    for settings in (lean, read_as_lean):
+        english = ask(settings, FROZEN)
+        top = english.results[0]
+        assert (top.doc_id, top.clause_no) == ("warehouse", "第一条")
+        assert top.crosslingual_rank is not None and english.verdict == "sufficient"
+        chinese = ask(settings, DELIVERY)
+        assert rank_of(chinese, "supplier", "Goods arrive") == 1
+        assert chinese.verdict == "sufficient"
+        assert ask(settings, "How many days of paternity leave do fathers get?"
+                   ).verdict == "no_answer"

@@ -187,3 +187,22 @@ def test_a_sentence_is_encoded_once_and_an_unprefixed_one_sentence_chunk_reuses_
     ingesting.embed_chunks(chunks)
     assert sum(ingesting.encoded.values()) == 6 if not prefixed else 7  # a rerun encodes none
     ingesting.close()
+
+
+def test_an_embedder_without_its_sentence_pass_encodes_and_keeps_chunk_vectors_only(
+        embedder: Embedder, tmp_path: Path) -> None:
+    """`sentences=False` (the cross-lingual index with KBFLOW_CROSSLINGUAL_SENTENCES=false):
+    no sentence is encoded or stored, the chunk vectors are the same as with the pass on."""
+    chunks = [make_chunk(i, text=t).model_copy(update={"content_hash": f"lean-{i}"})
+              for i, t in enumerate(["第一条 差旅费实行总额控制。住宿费每晚不超过600元。",
+                                     "第二条 员工每年享有带薪年休假。"], start=1)]
+    lean = Embedder(embedder.name, tmp_path / "lean.db", sentences=False)
+    lean._encoder = embedder.encoder
+    vectors, computed = lean.embed_chunks(chunks)
+    assert computed == 2 and lean.encoded == {"texts": 2}
+    assert lean._cache.execute("SELECT count(*) FROM sentences").fetchone()[0] == 0
+    full = Embedder(embedder.name, tmp_path / "full.db")
+    full._encoder = embedder.encoder
+    assert full.embed_chunks(chunks)[0] == vectors and full.encoded["sentences"] == 3
+    lean.close()
+    full.close()

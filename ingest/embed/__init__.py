@@ -55,10 +55,12 @@ class Embedder:
     all cached never load a model."""
 
     def __init__(self, model_name: str, cache_path: Path, batch_size: int = 32, *,
-                 prefixed: bool = True) -> None:
+                 prefixed: bool = True, sentences: bool = True) -> None:
         self.name = model_name
         self.batch_size = batch_size
         self._prefixed = prefixed  # chunk vectors of prefix + text (else of the text alone)
+        # embed_chunks also encodes and keeps each chunk's sentence vectors (search reads them)
+        self.sentences = sentences
         self._encoder: Encoder | None = None
         self._sentences: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash → rows
         self._sentences_lock = threading.Lock()
@@ -191,8 +193,8 @@ class Embedder:
 
     def embed_chunks(self, chunks: Sequence[Chunk]) -> tuple[dict[str, Embedding], int]:
         """Vectors for the chunks' prefixed text, or their text alone for an embedder made with
-        `prefixed=False` (and their sentences' vectors, kept in the cache); returns the chunk
-        vectors and how many were computed."""
+        `prefixed=False` (and, unless made with `sentences=False`, their sentences' vectors,
+        kept in the cache); returns the chunk vectors and how many were computed."""
         cached = self.cached({c.content_hash for c in chunks})
         missing: dict[str, str] = {}
         for c in chunks:
@@ -205,6 +207,8 @@ class Embedder:
                         [(self.name, h, c, v.astype(np.float32).tobytes())
                          for h, c, v in zip(missing, coverage, vectors, strict=True)])
             cached.update(zip(missing, self._embeddings(vectors, coverage), strict=True))
+        if not self.sentences:
+            return {c.chunk_id: cached[c.content_hash] for c in chunks}, len(missing)
         # Search ranks candidates by their best sentence too (ingest.search): kept here so a
         # search only reads them.
         texts = {c.content_hash: c.text for c in chunks}

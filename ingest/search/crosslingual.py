@@ -1,9 +1,11 @@
 """The cross-lingual lists the final fusion adds, and when it adds them.
 
 The cross-lingual index (ingest.stores.crosslingual) ranks chunks by the multilingual Universal
-Sentence Encoder: a chunk scores the better of its whole text and its best sentence. Used for
-every query, it hurt questions whose answer is in their own language (bge and BM25 read those
-better), so it joins the fusion only where it adds what the other paths lack:
+Sentence Encoder: a chunk scores the better of its whole text and its best sentence (its whole
+text alone with KBFLOW_CROSSLINGUAL_SENTENCES=false, which loses answers: bench/RESULTS.md,
+"Which model passes earn their place"). Used for every query, it hurt questions whose answer
+is in their own language (bge and BM25 read those better), so it joins the fusion only where it
+adds what the other paths lack:
 
 - an English question gets the whole list: bge-small-zh reads English poorly, so the dense and
   sentence paths weigh a quarter there (WEIGHTS_ENGLISH) and this list takes their place;
@@ -102,7 +104,8 @@ def crosslingual_ranks(index: CrossLingualIndex, query: str, flt: SearchFilter,
     if not chunks:
         return CrossLingualRanks()
     sentence = index.best_sentences(vector, list(chunks.values()))
-    score = {h.chunk_id: max(h.score, sentence[h.chunk_id]) for h in hits if h.chunk_id in chunks}
+    score = {h.chunk_id: max(h.score, sentence.get(h.chunk_id, h.score)) for h in hits
+             if h.chunk_id in chunks}
     ordered = sorted(score, key=lambda c: (-score[c], c))
     whole = {c: rank for rank, c in enumerate(ordered, start=1)}
     english = is_english(query)

@@ -167,7 +167,8 @@ def _open_crosslingual(settings: Settings, generation: str) -> CrossLingualIndex
     # The text alone: a shared title prefix pulled a document's chunks together in this
     # encoder's space (blind set, bench/RESULTS.md).
     return CrossLingualIndex(store, Embedder(USE_MODEL, settings.vector_cache_path,
-                                             prefixed=False))
+                                             prefixed=False,
+                                             sentences=settings.crosslingual_sentences))
 
 
 def _open_servers(settings: Settings, model: str, dimension: int, generation: str) -> Stores:

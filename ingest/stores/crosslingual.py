@@ -28,7 +28,8 @@ class CrossLingualIndex:
         self._embedder = embedder
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
-        """Embed (cached) and write; each chunk's sentences are kept in the cache for search."""
+        """Embed (cached) and write; each chunk's sentences are kept in the cache for search
+        (unless KBFLOW_CROSSLINGUAL_SENTENCES is off)."""
         if chunks:
             vectors, _ = self._embedder.embed_chunks(chunks)
             self.store.upsert(chunks, vectors)
@@ -57,7 +58,10 @@ class CrossLingualIndex:
         return np.asarray(vector.values, np.float32), self.store.search(vector.values, flt, k, 0.0)
 
     def best_sentences(self, query: np.ndarray, chunks: Sequence[Chunk]) -> dict[str, float]:
-        """Per chunk id, the best cosine between the query and one of the chunk's sentences."""
+        """Per chunk id, the best cosine between the query and one of the chunk's sentences;
+        none when the index keeps no sentence vectors (KBFLOW_CROSSLINGUAL_SENTENCES=false)."""
+        if not self._embedder.sentences:
+            return {}
         matrices = self._embedder.sentence_vectors({c.content_hash: c.text for c in chunks})
         return {c.chunk_id: float((matrices[c.content_hash] @ query).max()) for c in chunks}
 
