@@ -10,7 +10,8 @@ import pytest
 from pptx import Presentation
 from pptx.util import Inches
 
-from ingest.models import BlockKind, ParsedDocument
+from ingest.chunk import chunk_document
+from ingest.models import BlockKind, ChunkKind, ParsedDocument
 from ingest.parse import ParseError, ParseLimits, ParseWorker, parse_document, read_meta
 from ingest.text import normalize, tidy_numbering
 
@@ -88,6 +89,24 @@ def test_markdown_table_becomes_a_table_block_and_rows(tmp_path: Path) -> None:
                                             BlockKind.TABLE, BlockKind.TABLE_ROW,
                                             BlockKind.TABLE_ROW]
     assert doc.blocks[3].text == "表4 报销时限 | 情形: 境内出差; 时限: 30天"
+
+
+def test_markdown_heading_with_nothing_under_it_reaches_a_chunk() -> None:
+    """kreuzberg's comprehensive.md (bench/format_corpus, PROVENANCE.md): a heading followed by
+    one of its level (or by deeper ones that are themselves empty) was in no chunk: the next
+    heading replaced it before any text came. It is now its own paragraph too; a heading with
+    text or subsections under it is not repeated."""
+    path = Path(__file__).parents[1] / "bench/format_corpus/kreuzberg/comprehensive.md"
+    doc = parse(path)
+    chunks = [c for c in chunk_document(doc) if c.kind != ChunkKind.PARENT]
+    explicit = 'Explicit header attributes {#foobar .baz key="val"}'
+    (own,) = [c for c in chunks if c.text == explicit]
+    assert own.title_path == [explicit]
+    (leaf,) = [c for c in chunks if c.text == "my header"]
+    assert leaf.title_path == ["Raw HTML before header", "my header"]  # the parent in its path
+    paragraphs = {b.text for b in doc.blocks if b.kind == BlockKind.PARAGRAPH}
+    assert "Raw HTML before header" not in paragraphs
+    assert "Implicit header references" not in paragraphs and "Line blocks" not in paragraphs
 
 
 def test_pptx_slides_titles_text_and_merged_table(tmp_path: Path) -> None:

@@ -267,3 +267,17 @@ def test_html_too_deep_page_fails_alone(tmp_path: Path) -> None:
     with pytest.raises(ParseError, match=r"beyond the parser's limits.*Excessive depth"):
         parse(write(tmp_path, "deep.html", deep))
     assert texts(parse(write(tmp_path, "ok.html", PORTAL)))[0] == "关于2026年春节放假安排的通知"
+
+
+def test_pptx_notes_page_header_and_footer_read_once_not_as_notes() -> None:
+    """poi's bug58144-headers-footers-2007.pptx (bench/format_corpus, PROVENANCE.md): the notes
+    page's header and footer are text a printed notes page shows, read once per deck beside
+    the master's footer, not as speaker notes and not dropped."""
+    path = Path(__file__).parents[1] / "bench/format_corpus/poi/bug58144-headers-footers-2007.pptx"
+    doc = parse(path)
+    margins = [b for b in doc.blocks if b.text == "Header and footer"]
+    assert [b.kind for b in margins] == [BlockKind.HEADING]
+    assert doc.blocks[-1].text.split(" | ") == ["Slide footer", "Notes footer", "Notes header"]
+    assert not [b for b in doc.blocks if b.text.startswith("Speaker notes:")]
+    chunked = "\n".join(c.text for c in chunk_document(doc))
+    assert "Notes header" in chunked and "Notes footer" in chunked

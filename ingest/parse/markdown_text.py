@@ -65,7 +65,21 @@ def parse_markdown(text: str) -> list[Block]:
                 blocks.append(Block(kind=BlockKind.HEADING, text=content, level=heading_level))
             elif content:
                 blocks.append(Block(kind=BlockKind.PARAGRAPH, text=content))
-    return blocks
+    return _bare_headings(blocks)
+
+
+def _bare_headings(blocks: list[Block]) -> list[Block]:
+    """A heading with nothing under it (the next block is a heading of its level or above, or
+    there is none) is that text, not a label over text after it: the heading again as a
+    paragraph, so that a chunk holds it, as a title-only slide is read (ingest.parse.slides).
+    A heading over deeper ones stays in their chunks' title paths."""
+    out: list[Block] = []
+    for block, after in zip(blocks, [*blocks[1:], None], strict=True):
+        out.append(block)
+        if block.kind == BlockKind.HEADING and (after is None or (
+                after.kind == BlockKind.HEADING and (after.level or 1) <= (block.level or 1))):
+            out.append(Block(kind=BlockKind.PARAGRAPH, text=block.text))
+    return out
 
 
 def _plain(token: Token) -> str:

@@ -3,7 +3,8 @@
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
 tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
 pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and the speaker
-notes. Left out on purpose: footer, date and slide-number placeholders, text repeated on most
+notes. Left out on purpose: footer, date and slide-number placeholders (the masters' footers and
+the notes pages' headers and footers are read once per deck), text repeated on most
 slides (ingest.parse.boilerplate), and hidden slides (not shown in the slide show; read with
 the include_hidden setting).
 """
@@ -86,6 +87,7 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     result = ParseResult([], len(presentation.slides))
     skipped = _Skipped(result)
     numbered = []  # the slides read, with their numbers in the deck
+    notes_margins: list[str] = []  # the notes pages' header and footer texts
     for number, slide in enumerate(presentation.slides, 1):
         if limits.include_hidden or slide.element.get("show") not in ("0", "false"):
             numbered.append((number, slide))
@@ -102,7 +104,7 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
                 skipped.boilerplate(piece.block.text)
             else:
                 result.blocks.append(piece.block)
-        result.blocks += _notes(slide, number, skipped)
+        result.blocks += _notes(slide, number, skipped, notes_margins)
         result.blocks += _title_only(result.blocks[start:], len(numbered))
         comments = [text for rel in slide.part.rels.values()
                     if rel.reltype.endswith("/comments") and not rel.is_external
@@ -112,8 +114,14 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
         else:
             for text in comments:
                 skipped.add("comments", text)
-    result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered]),
-                                   numbered[-1][0] if numbered else 1)
+    once: dict[str, str] = {}
+    for text in notes_margins:  # each once; its repeats on the other notes pages are boilerplate
+        if line_shape(text) in once:
+            skipped.boilerplate(text)
+        else:
+            once[line_shape(text)] = text
+    result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered])
+                                   + list(once.values()), numbered[-1][0] if numbered else 1)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])
                     if p.block.kind == BlockKind.HEADING]
     stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
@@ -218,18 +226,21 @@ def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:
     return [_Piece(_paragraph(text, number), True) for text in texts]
 
 
-def _notes(slide: Slide, number: int, skipped: _Skipped) -> list[Block]:
+def _notes(slide: Slide, number: int, skipped: _Skipped, margins: list[str]) -> list[Block]:
     """The speaker notes, one block per paragraph, each marked "演讲者备注:" (or "Speaker
     notes:" for notes without Chinese): they are what the presenter says, not what the slide
-    shows, and a reader of any chunk cut from them should see that. The notes page's header,
-    footer, date and slide-number placeholders are not notes, nor is a paragraph that is only
-    a page number: both are boilerplate."""
+    shows, and a reader of any chunk cut from them should see that. The notes page's header and
+    footer are not notes: their texts go to `margins` (read once per deck, as a printed notes
+    page shows them); its date and slide-number placeholders and a paragraph that is only a
+    page number are boilerplate."""
     if not slide.has_notes_slide:
         return []
     page = slide.notes_slide
     for shape in page.shapes:
-        if (isinstance(shape, Shape) and shape.is_placeholder
-                and shape.placeholder_format.type in _FOOTERS | {PP_PLACEHOLDER.HEADER}):
+        kind = shape.placeholder_format.type if shape.is_placeholder else None
+        if isinstance(shape, Shape) and kind in (PP_PLACEHOLDER.HEADER, PP_PLACEHOLDER.FOOTER):
+            margins += _paragraphs(shape.text_frame)
+        elif isinstance(shape, Shape) and kind in _FOOTERS:
             for text in _paragraphs(shape.text_frame):
                 skipped.boilerplate(text)
     texts = _paragraphs(page.notes_text_frame) if page.notes_text_frame else []
