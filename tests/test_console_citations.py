@@ -1,14 +1,15 @@
 """The Citations part of a document's console page (issue 44): `kbflow graph --citations`'s
 answer with links, in a real browser against `kbflow serve`'s app over a small company corpus
 ingested for real. A policy cited with the group's prefix (《XX集团采购管理办法》第九条) lists
-its citing documents, except one of a tenant the reader may not see; what it cites links to the
-cited clause, or says the citation dangles. Expected chunks and documents are read from the
-manifest."""
+its citing documents, except those of a tenant or group the reader may not see; what it cites
+links to the cited clause, or says the citation dangles. Expected chunks and documents are read
+from the manifest."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from urllib.parse import unquote
 
 import httpx
@@ -20,6 +21,7 @@ from ingest.config import Settings
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
 from ingest.models import Chunk
+from ingest.search.citations import citations_for
 
 DOCS = {
     "group/采购管理办法.md": "# 采购管理办法\n\n第九条 采购金额在五十万元以上的，须经采购委员会"
@@ -29,6 +31,8 @@ DOCS = {
                             "执行。\n\n第四条 付款须经财务部审核。\n",
     "group/hostile.md": "# hostile\n\n第一条 比价按《采购管理办法》第九条进行。\n",
     "group/hostile.md.meta.yaml": f"doc_id: hostile\ntitle: '{HOSTILE}'\n",
+    "group/审计采购细则.md": "# 审计采购细则\n\n第一条 审计抽查按《采购管理办法》第九条进行。\n",
+    "group/审计采购细则.md.meta.yaml": "acl: [audit]\n",  # a group no key here holds
     "hc-logistics/_meta.yaml": "tenant_id: hc-logistics\n",
     "hc-logistics/物流采购细则.md": "# 物流采购细则\n\n第二条 运输服务的采购适用"
                                   "《采购管理办法》。\n",
@@ -57,6 +61,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
         records = {r.title or "": r for r in manifest.documents()}
         chunks = {t: manifest.version_chunks(r.doc_id, r.version_id) for t, r in records.items()}
     assert records["物流采购细则"].tenant_id == "hc-logistics"
+    # the hidden ones are in the graph: a reader of their tenant and group is shown them
+    for tenant, group, title in (("hc-logistics", "all-staff", "物流采购细则"),
+                                 ("default", "audit", "审计采购细则")):
+        found = citations_for(settings, "采购管理办法", tenant_id=tenant, groups=[group],
+                              as_of=date.today())
+        assert title in found.citing_titles
     with serving(settings) as url:
         yield Corpus(url, settings, records, chunks)
 
@@ -90,7 +100,8 @@ def test_cited_by_lists_the_citing_documents_the_reader_may_see_with_clause_link
     citing = page.locator("#cited-by > li[data-doc]")
     assert sorted(citing.evaluate_all("li => li.map(l => l.dataset.doc)")) == sorted(
         corpus.by_title[t].doc_id for t in ("资金管理办法", HOSTILE))  # not the other tenant's
-    assert "物流采购细则" not in page.locator("main").inner_text()
+    shown = page.locator("main").inner_text()
+    assert "物流采购细则" not in shown and "审计采购细则" not in shown
     hostile = page.locator('#cited-by > li[data-doc="hostile"] > a')
     assert hostile.inner_text() == f"《{HOSTILE}》"  # shown as text, never run
     assert page.evaluate("window.__pwned") is None
@@ -139,5 +150,6 @@ def test_over_http_the_other_tenants_citing_document_is_absent_for_the_group_key
     as_logistics = httpx.get(url, headers={"Authorization": f"Bearer {KEYS['logistics'][0]}"})
     assert as_group.status_code == as_logistics.status_code == 200
     assert "物流采购细则" not in as_group.text and "物流采购细则" in as_logistics.text
+    assert "审计采购细则" not in as_group.text + as_logistics.text  # nor another group's
     assert "<script>window.__pwned" not in as_group.text
     assert "&lt;script&gt;window.__pwned" in as_group.text
