@@ -11,6 +11,7 @@ same 404: a caller cannot learn which.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import uuid
@@ -25,6 +26,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from flows.console import views
+from flows.console.citations import citations
 from flows.console.pages import NoPage, page_png
 from flows.serving import read_capped
 from ingest.config import Settings
@@ -33,6 +35,7 @@ from ingest.models import SearchFilter
 from ingest.scopes import TenantTree
 
 HERE = Path(__file__).parent
+logger = logging.getLogger(__name__)
 COOKIE = "kbflow_console"
 DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 MAX_FORM_BYTES = 4096
@@ -190,7 +193,14 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
                                settings.embedding_model)
         if shown is None:
             return not_found(reader)
-        return page("document.html", reader=reader, doc=shown)
+        cites, problem = None, None
+        try:
+            cites = citations(settings, manifest, view_of(reader), shown.record)
+        except Exception as exc:  # noqa: BLE001 - the graph store's own errors, many types
+            logger.warning("citations of %s: %s", shown.record.version_key, exc)
+            problem = f"The citation graph cannot be read now ({type(exc).__name__})."
+        return page("document.html", reader=reader, doc=shown, cites=cites,
+                    cites_problem=problem)
 
     @router.get("/page.png")
     @signed_in

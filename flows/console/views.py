@@ -76,8 +76,12 @@ def versions(manifest: ManifestStore, reader: SearchFilter, doc_id: str) -> list
     """The document's visible versions, oldest first (empty: unknown, or not this reader's)."""
     found = [r for r in manifest.documents(doc_ids=[doc_id])
              if reader.admits(r.tenant_id, r.acl)]
-    return sorted(found, key=lambda r: (r.effective_from is None, r.effective_from or date.min,
-                                        r.version_id))
+    return sorted(found, key=in_force_order)
+
+
+def in_force_order(r: DocumentRecord) -> tuple[bool, date, str]:
+    """Versions oldest first (one with no start date last)."""
+    return r.effective_from is None, r.effective_from or date.min, r.version_id
 
 
 @dataclass
