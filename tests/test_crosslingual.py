@@ -227,3 +227,31 @@ def test_without_its_sentence_pass_the_index_still_answers_across_languages(
         assert chinese.verdict == "sufficient"
         assert ask(settings, "How many days of paternity leave do fathers get?"
                    ).verdict == "no_answer"
+
+
+LAWS = Path(__file__).parent / "fixtures" / "law_versions"
+# made-up codes, ticket ids, part numbers and a name, none of which fusion reads as a code
+CODES = ["fresh000x0fba", "fresh001xfff2", "fresh002x2214", "fresh003x867c", "fresh004x1bbb",
+         "fresh005xa2c5", "pk7f3qz", "Tsuvan", "ab3x9k", "r2d7b", "QD-77F3", "Zorblax"]
+
+
+def test_a_bare_code_finds_the_chinese_clause_that_writes_it(tmp_path: Path) -> None:
+    """An English-looking token over Chinese laws: BM25 finds the one clause writing it, and the
+    cross-lingual lists (the encoder reads the token as noise) must not push it down."""
+    laws = ["会计法(2024-06-28).md", "国务院组织法(2024-03-11).md",
+            "废旧金属收购业治安管理办法(2023-07-20).md",
+            "最高人民法院关于设立国际商事法庭若干问题的规定(2023-12-18).md"]
+    docs = {name: (LAWS / name).read_text(encoding="utf-8") for name in laws}
+    lines = docs[laws[0]].split("\n")
+    clauses = [i for i, line in enumerate(lines) if line.startswith("第") and "条" in line[:8]]
+    for n, code in enumerate(CODES):
+        lines[clauses[3 + n * 3]] += f"（备案编号 {code}）"
+    docs[laws[0]] = "\n".join(lines)
+    settings = Settings(data_dir=tmp_path / "data")
+    assert ingest(settings, tree(tmp_path / "docs", docs)).failures == []
+    with Searcher(settings) as searcher:
+        for code in CODES:
+            response = searcher.search(code, tenant_id="default", groups=["all-staff"],
+                                       as_of=date(2026, 1, 1), k=5)
+            assert response.results, code
+            assert code in response.results[0].text, (code, response.results[0].clause_no)

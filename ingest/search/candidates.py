@@ -25,6 +25,7 @@ from ingest.search.crosslingual import (
     CrossLingualRanks,
     crosslingual_ranks,
     own_language_cover,
+    written_verbatim,
 )
 from ingest.search.graph_channel import SEEDS, GraphChannel, GraphHit, Route, seed_clauses
 from ingest.search.query import Query
@@ -79,10 +80,13 @@ def dense_path(q: Query, vectors: VectorStore, depth: int, min_coverage: float) 
 
 def crosslingual_path(q: Query, found: Candidates, index: CrossLingualIndex,
                       manifest: ManifestStore, depth: int) -> CrossLingualRanks:
-    """The cross-lingual index's lists, when the query's own language covers it poorly."""
+    """The cross-lingual index's lists, when the query's own language covers it poorly and
+    no other-language chunk among the leading ones writes all of its terms."""
     leading = {c for ids in found.ranked.values() for c in ids[:OWN_LANGUAGE_DEPTH]}
-    own = own_language_cover(q.text, [found.chunks[c] for c in leading if c in found.chunks],
-                             lambda text: term_cover(q.rarity, text)[1])
+    chunks = [found.chunks[c] for c in sorted(leading) if c in found.chunks]
+    if written_verbatim(q.text, chunks, lambda text: term_cover(q.rarity, text)[0]):
+        return CrossLingualRanks()
+    own = own_language_cover(q.text, chunks, lambda text: term_cover(q.rarity, text)[1])
     return crosslingual_ranks(index, q.text, q.flt, manifest, depth, own)
 
 
