@@ -2,11 +2,12 @@
 pasted scan of a signed notice, a screenshot of a table, a photographed form.
 
 A picture's size is read from its header before a pixel is decoded. Small pictures (icons,
-bullets, rules, logos: under MIN_SIDE pixels on a side or MIN_PIXELS in all) are decoration and
-left alone; one over the image pixel limit is counted, not read (the document's text is still
-worth indexing); at most `max_pictures` are read per document (OCR costs about a second each),
-the others counted; a picture used again (a logo on every slide) is read once. Lines recognised
-with less than MIN_CONFIDENCE are a photograph's texture, not text.
+bullets, rules: under MIN_SIDE pixels on a side, or under MIN_LONG_SIDE on both) are decoration
+and left alone; a banner one line of text high is not (234 × 60, "RUSSIAN FINANCIAL CONTROL
+MONITOR" in POI's drawing.docx). One over the image pixel limit is counted, not read (the
+document's text is still worth indexing); at most `max_pictures` are read per document (OCR
+costs about a second each), the others counted; a picture used again (a logo on every slide) is
+read once. Lines recognised with less than MIN_CONFIDENCE are a photograph's texture, not text.
 
 The OCR engine (and PyMuPDF, which ingest.parse.ocr imports) is loaded with the first picture
 worth reading, so a worker reading Word files without pictures never pays for it.
@@ -27,8 +28,8 @@ from ingest.models import Block, BlockKind
 from ingest.parse.result import ParseLimits
 from ingest.text import join_lines, normalize
 
-MIN_SIDE = 64
-MIN_PIXELS = 200 * 200
+MIN_SIDE = 16  # a line of legible text is taller; rules and borders are thinner
+MIN_LONG_SIDE = 200  # a word or more of text is wider; icons and bullets are smaller
 MAX_SIDE = 4000  # larger pictures are scaled down to this before OCR (text stays legible)
 MIN_CONFIDENCE = 0.6
 FORMATS = ("PNG", "JPEG", "BMP", "TIFF", "GIF", "WEBP")  # never EPS, WMF, PSD …
@@ -79,7 +80,7 @@ class Pictures:
             return None
         with image:
             width, height = image.size
-            if min(width, height) < MIN_SIDE or width * height < MIN_PIXELS:
+            if min(width, height) < MIN_SIDE or max(width, height) < MIN_LONG_SIDE:
                 return None  # decoration, not counted
             if width * height > self.limits.max_image_megapixels * 1_000_000:
                 self.skipped["pictures_too_large"] += 1
