@@ -1,16 +1,22 @@
 """Shared fixtures: a copy of the sample corpus, data directories, one embedding model, one
-Prefect test API and one end-to-end ingest of sample_docs reused by the read-only tests."""
+Prefect test API, one end-to-end ingest of sample_docs reused by the read-only tests, and a
+browser for the console's pages."""
 
 from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from tests_support import POSTGRES_URL, SAMPLE_DOCS
 
 from flows.quiet import quiet
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 quiet()
 
@@ -91,3 +97,15 @@ def evidence_served(tmp_path_factory: pytest.TempPathFactory):
     server = start(["serve", "--port", str(port)], served.env(), f"{served.url}/health")
     yield served
     stop(server)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's chromium driven by Playwright, for the console's pages."""
+    from console_support import chromium
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
+        yield launched
+        launched.close()

@@ -9,10 +9,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from tests_support import drop_generation
 
 from flows.ingest import ingest_flow
 from ingest.config import Settings
-from ingest.lifecycle import open_generation
 from ingest.manifest import ManifestStore
 from ingest.models import SearchFilter, Triple
 from ingest.stores import open_graph
@@ -61,12 +61,7 @@ def settings(request: pytest.FixtureRequest, prefect_api, tmp_path: Path,
     settings = Settings(data_dir=tmp_path / "data")
     yield settings
     if request.param == "servers":
-        with ManifestStore(settings.manifest) as manifest:
-            generation = manifest.generation
-        if generation:
-            stores = open_generation(settings, generation)
-            stores.drop()
-            stores.close()
+        drop_generation(settings)
 
 
 def test_a_later_document_resolves_the_citations_of_it_and_its_deletion_unresolves_them(

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from console_support import HOSTILE, KEYS, build_corpus, chromium, ingest, serving, settings_for
-from playwright.sync_api import Browser, Page, sync_playwright
+from console_support import HOSTILE, KEYS, build_corpus, ingest, serving, settings_for
+from playwright.sync_api import Browser, Page
 
 from flows.webhook import ChangeEvent, EventStore
 from ingest.config import Settings
@@ -45,14 +45,6 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         records = manifest.documents()
     with serving(settings) as url:
         yield Console(url, settings, records)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def signed_in(browser: Browser, console: Console, reader: str) -> Page:

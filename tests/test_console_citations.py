@@ -14,8 +14,8 @@ from urllib.parse import unquote
 
 import httpx
 import pytest
-from console_support import HOSTILE, KEYS, chromium, ingest, serving, settings_for
-from playwright.sync_api import Browser, Page, sync_playwright
+from console_support import HOSTILE, KEYS, ingest, serving, settings_for
+from playwright.sync_api import Browser, Page
 
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
@@ -69,14 +69,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
         assert title in found.citing_titles
     with serving(settings) as url:
         yield Corpus(url, settings, records, chunks)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(chromium()), args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def clause(corpus: Corpus, title: str, number: str) -> Chunk:

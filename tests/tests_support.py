@@ -50,6 +50,11 @@ def profile_settings(request: pytest.FixtureRequest, tmp_path: Path,
                         manifest_url=request.getfixturevalue("postgres_database"),
                         namespace=f"t{uuid.uuid4().hex[:10]}", **fields)
     yield settings
+    drop_generation(settings)
+
+
+def drop_generation(settings: Settings) -> None:
+    """The stores of the manifest's generation dropped (a servers test's namespace)."""
     with ManifestStore(settings.manifest) as manifest:
         generation = manifest.generation
     if generation:
