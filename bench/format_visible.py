@@ -6,7 +6,8 @@ Tika's text of an office file holds more than a reader sees: the core-properties
 field codes, hidden text and comments, phonetic guides, empty sheets' tab names, master
 placeholder prompts. Here a Tika phrase counts as visible when it is also in what LibreOffice
 renders of the file: the headless PDF export (writer/calc/impress, sheets one page each so rows
-are not cut across pages, slides with their notes pages, as notes are what a presenter reads),
+are not cut across pages, slides with their notes pages, as notes are what a presenter reads;
+for a workbook also its HTML export, whose cells are whole where the page clips them),
 its text taken by PyMuPDF in stream order and in position order, compared on the bench's
 letters-and-digits normalisation. Pictures in the rendering are read by Tesseract in English,
 as Tika reads them, so text inside a shown picture stays in (a document's thumbnail, which no
@@ -33,6 +34,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import lxml.etree as etree
+import lxml.html
 import pymupdf
 
 BENCH = Path(__file__).parent
@@ -113,10 +115,16 @@ def _render(entries: list[tuple[str, Path]], export: str) -> None:
                         "--headless", "--norestore", "--convert-to", export, "--outdir",
                         str(work / "out"), *sources], capture_output=True, timeout=TIMEOUT_S,
                        env={**os.environ, "HOME": str(work)})
+        if export == _CALC:  # each cell whole, as the sheet shows it when selected
+            subprocess.run(["soffice", f"-env:UserInstallation={(work / 'profile').as_uri()}",
+                            "--headless", "--norestore", "--convert-to", "html", "--outdir",
+                            str(work / "html"), *sources], capture_output=True,
+                           timeout=TIMEOUT_S, env={**os.environ, "HOME": str(work)})
         for number, (collection, path) in enumerate(entries):
-            pdf = work / "out" / f"{number:03d}.pdf"
+            pdf, html = work / "out" / f"{number:03d}.pdf", work / "html" / f"{number:03d}.html"
             if pdf.is_file():
-                _store(_rendered_path(collection, path), path, pdf_text(pdf))
+                cells = sheet_cells(html) if html.is_file() else ""
+                _store(_rendered_path(collection, path), path, pdf_text(pdf) + cells)
 
 
 def pdf_text(pdf: Path) -> str:
@@ -134,6 +142,18 @@ def pdf_text(pdf: Path) -> str:
                sorted(pictures.items()) if min(width, height) >= MIN_PICTURE_PX]
     texts = [stream] + ([ordered] if ordered != stream else []) + [t for t in ocr if t.strip()]
     return "\n\f\n".join(texts)
+
+
+def sheet_cells(html: Path) -> str:
+    """A workbook's cells, row by row, and its sheets' names, from LibreOffice's HTML export
+    (which leaves out sheets without a cell, and names sheets only when two or more are
+    filled). The printed page clips a cell's text where the next cell is filled; the sheet
+    shows it whole in the cell's editor."""
+    root = lxml.html.fromstring(html.read_bytes())
+    names = [str(e.text_content()) for e in root.xpath("//h1/em")]
+    rows = ["\t".join(str(c.text_content()) for c in row.xpath("./td"))
+            for row in root.xpath("//tr")]
+    return "\n\f\n" + "\n".join(names + rows)
 
 
 def _ocr(image: dict[str, object]) -> str:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import docx
+import openpyxl
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -34,8 +35,12 @@ def word_file(folder: Path) -> Path:
     return path
 
 
-@pytest.mark.skipif(shutil.which("soffice") is None or shutil.which("tesseract") is None
-                    or not FONT.exists(), reason="needs LibreOffice, Tesseract and DejaVu")
+needs_tools = pytest.mark.skipif(
+    shutil.which("soffice") is None or shutil.which("tesseract") is None or not FONT.exists(),
+    reason="needs LibreOffice, Tesseract and DejaVu")
+
+
+@needs_tools
 def test_the_rendering_shows_text_and_pictures_not_hidden_text_or_the_title(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
@@ -52,6 +57,28 @@ def test_the_rendering_shows_text_and_pictures_not_hidden_text_or_the_title(
     assert format_visible.rendered_texts([("c", path)])[path] == shown
     path.write_bytes(path.read_bytes() + b"\0")
     assert format_visible._cached(format_visible._rendered_path("c", path), path) is None
+
+
+@needs_tools
+def test_a_cell_the_printed_page_clips_is_shown_whole_and_empty_sheets_are_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "cache" / "rendered")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Budget"
+    sheet["A1"] = "Travel costs approved by the finance committee in March"
+    sheet["B1"] = 4821  # filled: the page clips A1 at the column's edge
+    book.create_sheet("Staffing")["A1"] = "Headcount"
+    book.create_sheet("Unused")
+    path = tmp_path / "budget.xlsx"
+    book.save(path)
+    shown = format_visible.rendered_texts([("c", path)])[path]
+    assert shown is not None
+    wanted = ["approved by the finance committee in March", "4821", "Budget", "Staffing",
+              "Unused"]
+    kept, excluded = format_visible.split(wanted, shown, squeeze)
+    assert kept == wanted[:4] and excluded == ["Unused"]
 
 
 TIKA_LIKE = """<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">
