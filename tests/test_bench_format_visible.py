@@ -65,8 +65,8 @@ def test_a_cell_the_printed_page_clips_is_shown_whole_and_empty_sheets_are_not(
     monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "cache" / "rendered")
     book = openpyxl.Workbook()
-    sheet = book.active
-    sheet.title = "Budget"
+    book.remove(book.worksheets[0])
+    sheet = book.create_sheet("Budget")
     sheet["A1"] = "Travel costs approved by the finance committee in March"
     sheet["B1"] = 4821  # filled: the page clips A1 at the column's edge
     book.create_sheet("Staffing")["A1"] = "Headcount"
