@@ -32,6 +32,11 @@ A file is READY with nothing when it parses and no chunk holds a letter or digit
 whose chunks hold its text but none of its phrases is a recall of 0, not that (pandoc's
 footnote.odt: Tika's one line puts the footnote's text inside the sentence it annotates).
 
+Next to Tika's figure, office files are also scored against a visible reference, the phrases
+LibreOffice's rendering of the file shows (bench/format_visible.py, which lists each exclusion
+in bench/format_visible_excluded.md). A file that fails holding no letter or digit (in that
+rendering, or in the reference of other formats) is counted as "no text", not as failed.
+
 Every third file of each collection (sorted by name) is held out: nothing here was tuned on
 it, and its recall is reported apart so later tuning on the rest can be checked against it.
 """
