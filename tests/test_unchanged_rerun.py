@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_first_run import fresh_environment
 from tests_support import SAMPLE_DOCS
 
@@ -108,3 +109,38 @@ def test_the_unchanged_path_imports_no_prefect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_unchanged_run_on_the_servers_profile(tmp_path: Path, prefect_api,
+                                                   postgres_database: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The look and the in-process run with the manifest in PostgreSQL and the stores on the
+    engines: nothing to do after an ingest, the run recorded there, nothing written."""
+    import uuid
+
+    from flows.ingest import ingest_flow
+    from flows.unchanged import ingest_here, nothing_to_do
+    from ingest.lifecycle import open_generation
+    from ingest.manifest import ManifestStore
+
+    monkeypatch.setenv("KBFLOW_PROFILE", "servers")
+    monkeypatch.setenv("KBFLOW_MANIFEST_URL", postgres_database)
+    monkeypatch.setenv("KBFLOW_NAMESPACE", f"t{uuid.uuid4().hex[:10]}")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("leave_policy.md", "remote_work_policy.md"):
+        shutil.copy(SAMPLE_DOCS / name, docs)
+    settings = Settings(data_dir=tmp_path / "data")
+    cold = ingest_flow(str(docs), str(settings.data_dir))
+    try:
+        assert nothing_to_do(settings, docs)
+        again = ingest_here(settings, str(docs))
+        assert (again.skipped_unchanged, again.written, again.embedded) == (2, 0, 0)
+        assert again.documents == cold.documents == {"READY": 2} and again.failures == []
+        with ManifestStore(settings.manifest) as manifest:
+            last = manifest.last_run()
+        assert last is not None and last.run_id == again.run_id and last.summary is not None
+    finally:
+        stores = open_generation(settings, cold.generation)
+        stores.drop()
+        stores.close()
