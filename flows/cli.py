@@ -233,12 +233,13 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from flows.progress import ingest_progress
     from flows.unchanged import ingest_here, nothing_to_do
 
-    with ingest_progress(console, quiet=args.json):
+    with ingest_progress(console, quiet=args.json) as bars:
         if "PREFECT_API_URL" not in os.environ and nothing_to_do(settings, args.path):
             summary = ingest_here(settings, str(args.path))  # no Prefect (flows/unchanged.py)
         else:
             from flows.ingest import ingest_flow
 
+            bars.update(bars.task_ids[0], description="starting Prefect")
             ensure_api()
             summary = ingest_flow(str(args.path), str(settings.data_dir))
     if args.json:
