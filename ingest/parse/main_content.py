@@ -21,7 +21,6 @@ MIN_SHARE of its text are kept (a news page once came out as 8 characters) is re
 from __future__ import annotations
 
 import logging
-import re
 
 import trafilatura
 from lxml import etree, html
@@ -38,7 +37,6 @@ MOSTLY = 0.9  # a container whose text is this much content is taken whole
 MAX_LINKS = 0.5  # a block mostly of link text ("相关阅读: …") is a menu, whatever trafilatura says
 _WHOLE = ("table", "ul", "ol", "dl", "pre")  # never cut apart
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-_SPACE = re.compile(r"\s+")
 
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # per-page notes, not errors
 
@@ -49,13 +47,10 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
     characters under each element of `body`; `links`: those inside links)."""
     if text[body] < MIN_PAGE_CHARS:
         return [body]
-    extracted = trafilatura.extract(body, output_format="txt", include_tables=True,
-                                    include_comments=False, favor_recall=True)
-    content = _SPACE.sub("", extracted or "")
+    content = _key(article_text(body))
     units: dict[html.HtmlElement, None] = {}
     for element in body.iter(etree.Element):
-        pieces = (_SPACE.sub("", piece or "") for piece in
-                  [element.text, *(child.tail for child in element)])
+        pieces = (_key(piece or "") for piece in [element.text, *(child.tail for child in element)])
         if any(len(piece) >= MIN_PIECE and piece in content for piece in pieces):
             unit = _unit(element, body)
             if links.get(unit, 0) <= MAX_LINKS * text.get(unit, 0):
@@ -65,6 +60,18 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
     if kept < MIN_KEPT and kept < MIN_SHARE * text[body]:
         return [body]
     return roots
+
+
+def article_text(body: html.HtmlElement) -> str:
+    """The article's text as trafilatura finds it in the page."""
+    return trafilatura.extract(body, output_format="txt", include_tables=True,
+                               include_comments=False, favor_recall=True) or ""
+
+
+def _key(text: str) -> str:
+    """The text as compared with trafilatura's: without spaces, nor what trafilatura drops as
+    unprintable (a soft hyphen inside a word once cost a news paragraph its place)."""
+    return "".join(c for c in text if c.isprintable() and not c.isspace())
 
 
 def _with_headings(units: list[html.HtmlElement], body: html.HtmlElement

@@ -17,7 +17,7 @@ from ingest.models import BlockKind
 from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
-from ingest.parse.main_content import main_content
+from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
@@ -84,26 +84,44 @@ def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
     found by a class name or a form, what holds half of the page's text (an ASP.NET page is one
     big <form>, a layout may be class="with-sidebar"). What the page hides (the `hidden`
     attribute, an inline display:none or visibility:hidden) is dropped whatever its size, unless
-    `include_hidden`: a browser shows none of it, so a search must not serve it."""
+    `include_hidden`: a browser shows none of it, so a search must not serve it. But when that
+    would leave too little of the page (main_content's measure), only hidden elements holding
+    less than half of the page's text are: libxml2 knows no HTML5 nesting, so an unclosed
+    <header> or <aside> can hold the whole page, and a page may hide all of its text until a
+    script shows it; main_content then finds the article in the rest."""
+    dropped = _furniture_parts(body, text, include_hidden, fallback=False)
+    left = text[body] - sum(text[element] for element, _ in dropped)
+    if left < MIN_KEPT and left < MIN_SHARE * text[body]:
+        dropped = _furniture_parts(body, text, include_hidden, fallback=True)
+    for element, kind in dropped:
+        result.skipped[kind] += 1
+        result.chars_skipped += text[element]
+        element.drop_tree()  # its tail is the parent's text and stays
+
+
+def _furniture_parts(body: html.HtmlElement, text: Counts, include_hidden: bool,
+                     fallback: bool) -> list[tuple[html.HtmlElement, str]]:
+    """The outermost pieces of furniture and their kinds (see _remove_furniture); in the
+    `fallback`, only hidden elements holding less than half of the page's text."""
     keep = {body}
     for main in body.xpath(".//main | .//*[@role='main']"):
         keep |= {main, *main.iterancestors()}
-    dropped: list[html.HtmlElement] = []
+    dropped: list[tuple[html.HtmlElement, str]] = []
     stack = [(body, False)]
     while stack:
         element, in_section = stack.pop()
         large = 2 * text[element] > text[body]
-        kind = ("hidden" if element is not body and not include_hidden and _hidden(element)
-                else None if element in keep else _furniture(element, in_section, large))
+        hidden = element is not body and not include_hidden and _hidden(element)
+        if hidden and not (fallback and large):
+            kind: str | None = "hidden"
+        else:
+            kind = None if fallback or element in keep else _furniture(element, in_section, large)
         if kind:
-            result.skipped[kind] += 1
-            result.chars_skipped += text[element]
-            dropped.append(element)
+            dropped.append((element, kind))
             continue
         inner = in_section or element.tag in _SECTIONING or element.get("role") == "main"
         stack += [(child, inner) for child in element if isinstance(child.tag, str)]
-    for element in dropped:
-        element.drop_tree()  # its tail is the parent's text and stays
+    return dropped
 
 
 def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str | None:
