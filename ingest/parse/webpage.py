@@ -38,15 +38,20 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
     text of the page's body."""
     encoding, confidence = html_encoding(data)
-    tree = read_html(data, encoding)
-    body = tree.find("body")
-    body = tree if body is None else body
-    text, _ = _text_counts(body)
-    result = ParseResult([], 1, chars_seen=text[body], encoding=encoding,
-                         encoding_confidence=confidence)
-    _remove_furniture(body, text, result, limits.include_hidden)
-    text, links = _text_counts(body)
-    roots = main_content(body, text, links)
+    for fallback in (False, True):
+        tree = read_html(data, encoding)
+        found = tree.find("body")
+        body = tree if found is None else found
+        text, _ = _text_counts(body)
+        seen = text[body]
+        result = ParseResult([], 1, chars_seen=seen, encoding=encoding,
+                             encoding_confidence=confidence)
+        _remove_furniture(body, text, result, limits.include_hidden, fallback)
+        text, links = _text_counts(body)
+        roots = main_content(body, text, links)
+        kept = sum(text[root] for root in roots)
+        if kept >= MIN_KEPT or kept >= MIN_SHARE * seen:
+            break
     outside = _parts_outside(body, roots, text)
     if outside:
         result.skipped["outside_main"] = len(outside)
@@ -78,22 +83,20 @@ def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
 
 
 def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
-                      include_hidden: bool) -> None:
+                      include_hidden: bool, fallback: bool) -> None:
     """Drop navigation, sidebars, the page's header and footer, banners, forms and hidden
     elements, counting each by kind. What holds the <main> element is never dropped, nor, when
     found by a class name or a form, what holds half of the page's text (an ASP.NET page is one
     big <form>, a layout may be class="with-sidebar"). What the page hides (the `hidden`
     attribute, an inline display:none or visibility:hidden) is dropped whatever its size, unless
-    `include_hidden`: a browser shows none of it, so a search must not serve it. But when that
-    would leave too little of the page (main_content's measure), only hidden elements holding
-    less than half of the page's text are: libxml2 knows no HTML5 nesting, so an unclosed
-    <header> or <aside> can hold the whole page, and a page may hide all of its text until a
+    `include_hidden`: a browser shows none of it, so a search must not serve it.
+
+    The `fallback`, for a page of which that left too little (main_content's measure, against
+    all of the page's text), drops only hidden parts holding less than half of the page:
+    libxml2 knows no HTML5 nesting, so an unclosed <header> or <aside> can hold the whole page,
+    a class name can call an article a sidebar, and a page may hide all of its text until a
     script shows it; main_content then finds the article in the rest."""
-    dropped = _furniture_parts(body, text, include_hidden, fallback=False)
-    left = text[body] - sum(text[element] for element, _ in dropped)
-    if left < MIN_KEPT and left < MIN_SHARE * text[body]:
-        dropped = _furniture_parts(body, text, include_hidden, fallback=True)
-    for element, kind in dropped:
+    for element, kind in _furniture_parts(body, text, include_hidden, fallback):
         result.skipped[kind] += 1
         result.chars_skipped += text[element]
         element.drop_tree()  # its tail is the parent's text and stays
