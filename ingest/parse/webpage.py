@@ -36,7 +36,8 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     """The main content's blocks, every text of it once. Navigation, sidebars, the
     page's header and footer, cookie banners, forms and hidden elements are left out and
     counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
-    text of the page's body."""
+    text of the page's body. A page of which too little is kept is read again, dropping only
+    its small hidden parts (see _remove_furniture)."""
     encoding, confidence = html_encoding(data)
     for fallback in (False, True):
         tree = read_html(data, encoding)
@@ -96,20 +97,10 @@ def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
     libxml2 knows no HTML5 nesting, so an unclosed <header> or <aside> can hold the whole page,
     a class name can call an article a sidebar, and a page may hide all of its text until a
     script shows it; main_content then finds the article in the rest."""
-    for element, kind in _furniture_parts(body, text, include_hidden, fallback):
-        result.skipped[kind] += 1
-        result.chars_skipped += text[element]
-        element.drop_tree()  # its tail is the parent's text and stays
-
-
-def _furniture_parts(body: html.HtmlElement, text: Counts, include_hidden: bool,
-                     fallback: bool) -> list[tuple[html.HtmlElement, str]]:
-    """The outermost pieces of furniture and their kinds (see _remove_furniture); in the
-    `fallback`, only hidden elements holding less than half of the page's text."""
     keep = {body}
     for main in body.xpath(".//main | .//*[@role='main']"):
         keep |= {main, *main.iterancestors()}
-    dropped: list[tuple[html.HtmlElement, str]] = []
+    dropped: list[html.HtmlElement] = []
     stack = [(body, False)]
     while stack:
         element, in_section = stack.pop()
@@ -120,11 +111,14 @@ def _furniture_parts(body: html.HtmlElement, text: Counts, include_hidden: bool,
         else:
             kind = None if fallback or element in keep else _furniture(element, in_section, large)
         if kind:
-            dropped.append((element, kind))
+            result.skipped[kind] += 1
+            result.chars_skipped += text[element]
+            dropped.append(element)
             continue
         inner = in_section or element.tag in _SECTIONING or element.get("role") == "main"
         stack += [(child, inner) for child in element if isinstance(child.tag, str)]
-    return dropped
+    for element in dropped:
+        element.drop_tree()  # its tail is the parent's text and stays
 
 
 def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str | None:
