@@ -3,9 +3,10 @@ precision of what kbflow keeps, for the main-content picker and its alternatives
 
     .venv/bin/python -m bench.html_readability [--git DIR] [--candidates a,b,…]
 
-readability's `test/test-pages/<name>/` (Apache-2.0) holds about 130 real pages (news, blogs,
-wikis in many languages, two of them Chinese or Japanese beyond bench/format_public's nine) with
-the main content Readability.js extracts (`expected.html`) and its metadata. The pages are read
+readability's `test/test-pages/<name>/` (Apache-2.0) holds about 130 pages, most of them real
+saved pages (news, blogs, wikis in many languages, two of them Chinese or Japanese beyond
+bench/format_public's nine), some small made-up ones for single rules, each with the main
+content Readability.js extracts (`expected.html`) and its metadata. The pages are read
 at run time from the bare git directory the search tool's `fetch` of mozilla/readability leaves,
 never copied here. The nine pages bench/format_public.py scores are left out; of the rest,
 sorted by name, every third is held out (nothing was tuned on it).
@@ -17,7 +18,8 @@ Per page, both after NFKC, lowercasing and keeping letters and digits only:
   lines found in the expected content (or its metadata's title, byline and excerpt, which
   Readability keeps apart): menus, footers and link lists kept lower it.
 Pages are averaged (macro; recall over the pages with a phrase); CJK pages are reported
-apart. `readability` needs readability-lxml installed (not a dependency of kbflow).
+apart. `readability` and `union` need readability-lxml installed (not a dependency of
+kbflow).
 """
 
 from __future__ import annotations
