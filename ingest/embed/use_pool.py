@@ -4,10 +4,12 @@ processes, one model each, while this process encodes too.
 
 The texts are cut into the same fixed slices whichever process encodes them, and each slice is
 one model call, so a vector never depends on where it was computed (within a call the model
-groups texts into micro-batches, and a vector moves by ~1e-7 with its batch). A worker loads the
-model (~2 s, 160 MB) once: workers start only for a call with enough text to pay for that, are
-given slices only once loaded (a call never waits for a start-up), and serve every later call
-until `shutdown` (the cross-lingual index's close). A one-file run never starts one.
+groups texts into micro-batches, and a vector moves by up to 3e-7 with its batch). A worker
+loads the model (~2 s, 160 MB) once: workers start only for a call with enough text to pay for
+that (a one-file run of an ordinary document starts none), are given slices only once loaded (a
+call never waits for a start-up), and serve every later call until `shutdown` (the cross-lingual
+index's close). They stay in the ingest's session: on a busy machine Linux's autogroup gives
+them the ingest's scheduler share rather than a second one (bench/RESULTS.md).
 
 A worker is a Python process running `serve` on pipes, not a multiprocessing child: forking
 the ingest process (Prefect's and onnxruntime's threads) is unsafe, and a spawned child would
