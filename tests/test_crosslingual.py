@@ -7,19 +7,24 @@ document's rows leave it."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tests_support import ingest, profile_settings, tree
 
 from ingest.config import Settings
-from ingest.embed.encoders import USE_MODEL
+from ingest.embed import use_pool
+from ingest.embed.encoders import USE_MODEL, UseEncoder
 from ingest.lifecycle import delete_documents, open_generation
 from ingest.search import Searcher, SearchOptions, SearchResponse
 from ingest.search.confidence import ANSWERABLE_FROM
 from ingest.search.crosslingual import language
+from ingest.text import sentences
 
 WAREHOUSE = """# 仓储作业管理规定
 
@@ -255,3 +260,58 @@ def test_a_bare_code_finds_the_chinese_clause_that_writes_it(tmp_path: Path) -> 
                                        as_of=date(2026, 1, 1), k=5)
             assert response.results, code
             assert code in response.results[0].text, (code, response.results[0].clause_no)
+
+
+def law_texts() -> list[str]:
+    """Real clauses and their sentences: several of the encoder's slices."""
+    clauses = [line for path in sorted(LAWS.glob("*.md"))
+               for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("第")]
+    return clauses + [s for c in clauses for s in sentences(c)]
+
+
+def test_the_encoder_workers_give_the_vectors_of_one_process() -> None:
+    """Issue #43: the cross-lingual encoder's large calls run on every core. Whichever process
+    encodes a slice, every vector is the one this process alone computes, to the bit; a small
+    call starts no worker; a worker killed mid-run costs only time."""
+    texts = law_texts()
+    assert len(texts) > 4 * use_pool.SLICE
+    use_pool.encode(texts[:100])
+    assert use_pool.worker_pids() == []  # below the characters that pay for a start-up
+    alone = use_pool.encode(texts, workers=0)
+    try:
+        assert np.array_equal(use_pool.encode(texts, workers=1), alone)
+        assert np.array_equal(UseEncoder().encode(texts), alone)  # the started worker is used
+        (pid,) = use_pool.worker_pids()
+        os.kill(pid, signal.SIGKILL)
+        assert np.array_equal(use_pool.encode(texts), alone)
+        assert use_pool.worker_pids() == []  # dropped; a later large call starts another
+    finally:
+        use_pool.shutdown()
+
+
+def test_an_ingest_on_the_workers_stores_the_same_vectors_and_counts(tmp_path: Path) -> None:
+    """The same laws ingested by one process and with a worker beside it: the same cross-lingual
+    vectors of chunks and sentences in the cache, the same counts of texts and sentences
+    encoded (identical sentences once), and the workers stopped when the index closes."""
+    root = tree(tmp_path / "docs", {name: (LAWS / name).read_text(encoding="utf-8")
+                                    for name in ["会计法(2024-06-28).md",
+                                                 "国务院组织法(2024-03-11).md"]})
+    alone = Settings(data_dir=tmp_path / "alone")
+    alone_summary = ingest(alone, root)
+    use_pool.encode(law_texts(), workers=1)  # started: every call of two slices or more uses it
+    pid = use_pool.worker_pids()[0]
+    pooled = Settings(data_dir=tmp_path / "pooled")
+    pooled_summary = ingest(pooled, root)
+    assert use_pool.worker_pids() == [] and not Path(f"/proc/{pid}").exists()
+    assert alone_summary.failures == pooled_summary.failures == []
+    counts = {k: n for k, n in pooled_summary.encoded.items() if k.startswith(USE_MODEL)}
+    assert counts == {k: n for k, n in alone_summary.encoded.items() if k.startswith(USE_MODEL)}
+    assert counts[f"{USE_MODEL} sentences"] > use_pool.SLICE
+    assert cached_use_vectors(pooled) == cached_use_vectors(alone)
+
+
+def cached_use_vectors(settings: Settings) -> dict[str, set[tuple[str, bytes]]]:
+    with sqlite3.connect(settings.vector_cache_path) as db:
+        return {table: set(db.execute(f"SELECT content_hash, {column} FROM {table} "
+                                      "WHERE model=?", (USE_MODEL,)).fetchall())
+                for table, column in (("vectors", "vector"), ("sentences", "vectors"))}

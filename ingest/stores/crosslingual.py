@@ -7,7 +7,8 @@ miss left on the blind set (eval/fresh_cases.jsonl) was such a question. This in
 VectorStore of the profile's kind (its own SQLite table or Milvus collection), so the query
 contract's filters, generations and alias switch are the same as the dense path's. It embeds its
 chunks itself when written, through the vector cache (keyed by model: a rebuild embeds nothing
-twice), so the embed stage and the writers' signatures stay as they are.
+twice), so the embed stage and the writers' signatures stay as they are; a large write encodes
+on every core (ingest.embed.use_pool), with the vectors one core gives.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ingest.embed import Embedder
+from ingest.embed import Embedder, use_pool
 from ingest.models import Chunk, Hit, SearchFilter
 from ingest.stores.protocols import VectorStore
 
@@ -77,3 +78,4 @@ class CrossLingualIndex:
     def close(self) -> None:
         self.store.close()
         self._embedder.close()
+        use_pool.shutdown()  # the encoder's workers, if a large write started them
