@@ -28,7 +28,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+    unit: np.ndarray = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return unit
 
 
 # name → (token states of one text, its CLS at row 0) and a span's token rows → a vector
@@ -133,9 +134,10 @@ def pool(data_dir: Path, out: Path) -> None:
         for name, m in pooled.items():
             matrices[name][i] = m
     print(f"pooled {len(chunks)} chunks in {time.perf_counter() - started:.0f} s", flush=True)
+    arrays: dict[str, Any] = {name: np.concatenate(m).astype(SENTENCE_DTYPE)
+                              for name, m in matrices.items()}
     np.savez(out, hashes=np.array([c.content_hash for c in chunks]),
-             counts=np.array([m.shape[0] for m in matrices["span mean"]]),
-             **{name: np.concatenate(m).astype(SENTENCE_DTYPE) for name, m in matrices.items()})
+             counts=np.array([m.shape[0] for m in matrices["span mean"]]), **arrays)
 
 
 def load_pooled(path: Path) -> tuple[list[str], dict[str, list[np.ndarray]]]:
@@ -270,10 +272,10 @@ def main() -> None:
     if args.pool:
         pool(*args.pool)
     if args.replace:
-        replace(*args.replace, args.pooling)
+        replace(args.replace[0], args.replace[1], args.pooling)
     lines = cost(Path(args.cost[0]), int(args.cost[1])) if args.cost else []
     if args.probe:
-        lines += probe(*args.probe, args.limit)
+        lines += probe(args.probe[0], args.probe[1], args.limit)
     if args.merge:
         lines += merge(args.merge)
     print("\n".join(lines))
