@@ -1,14 +1,19 @@
-"""What an OpenDocument file shows beyond its own text: documents embedded in it as objects
-(ingest.parse.embedded), read from real files made by OpenOffice/LibreOffice (odfpy's and the
-ODF Toolkit's test documents, bench/format_corpus/PROVENANCE.md)."""
+"""What an OpenDocument file shows beyond what LibreOffice's conversion keeps as saved: documents
+embedded in it as objects (ingest.parse.embedded), read from real files made by OpenOffice/
+LibreOffice (odfpy's and the ODF Toolkit's test documents, bench/format_corpus/PROVENANCE.md),
+and the values a spreadsheet's volatile formulas had when it was saved
+(ingest.parse.stored_results), on an .ods LibreOffice writes here."""
 
 from __future__ import annotations
 
 import io
 import shutil
+import subprocess
 import zipfile
+from datetime import date
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from ingest.chunk import chunk_document
@@ -70,3 +75,52 @@ def test_an_object_declaring_a_dtd_is_counted_and_the_deck_still_read(tmp_path: 
     assert "val11" not in "\n".join(b.text for b in doc.blocks)
     assert doc.report.skipped["embedded_unreadable"] == 1
 
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An .ods LibreOffice wrote (from an openpyxl workbook) with TODAY() in a date cell and in
+    a text formula; LibreOffice stores the day of writing in both."""
+    folder = tmp_path_factory.mktemp("ods")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "台账"
+    sheet.append(["项目", "日期", "金额"])
+    sheet.append(["核对日", "=TODAY()", 100])
+    sheet.append(["合计", '=TEXT(TODAY(),"yyyy年m月d日")', "=C2*2"])
+    sheet["B2"].number_format = "yyyy-mm-dd"
+    workbook.save(folder / "ledger.xlsx")
+    subprocess.run(["soffice", f"-env:UserInstallation={(folder / '.profile').as_uri()}",
+                    "--headless", "--norestore", "--convert-to", "ods", "--outdir", str(folder),
+                    str(folder / "ledger.xlsx")], check=True, capture_output=True, timeout=300)
+    return folder / "ledger.ods"
+
+
+def saved_on(ods: Path, day: str, chinese: str, out: Path) -> Path:
+    """The .ods as if saved on `day`: the stored results of its TODAY() cells set to it."""
+    today = date.today()
+    with zipfile.ZipFile(ods) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "content.xml":
+                assert today.isoformat().encode() in data
+                data = data.replace(today.isoformat().encode(), day.encode()).replace(
+                    f"{today.year}年{today.month}月{today.day}日".encode(), chinese.encode())
+            target.writestr(info, data)
+    return out
+
+
+def test_volatile_formulas_of_an_ods_show_what_was_saved_not_the_day_read(
+        ledger: Path, tmp_path: Path) -> None:
+    doc = parse(saved_on(ledger, "2006-12-07", "2006年12月7日", tmp_path / "ledger.ods"))
+    text = chunk_text(doc)
+    assert "日期: 2006-12-07" in text and "日期: 2006年12月7日" in text, text
+    assert "金额: 200" in text  # an ordinary formula keeps its (same) value
+    assert date.today().isoformat() not in text
+
+
+def test_an_unreadable_stored_value_leaves_libreoffices_values(
+        ledger: Path, tmp_path: Path) -> None:
+    doc = parse(saved_on(ledger, "not a date", "2006年12月7日", tmp_path / "odd.ods"))
+    text = chunk_text(doc)
+    assert "项目: 合计" in text and "金额: 200" in text
+    assert "2006年12月7日" not in text  # the whole overlay is dropped, not half applied

@@ -12,16 +12,12 @@ from ingest.parse.convert import convert
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.slides import parse_pptx
 from ingest.parse.spreadsheet import parse_xlsx
-from ingest.parse.stored_results import keep_stored_results
+from ingest.parse.stored_results import keep_ods_results, keep_stored_results
 from ingest.parse.word import parse_docx
 
 
 def _text(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
     return parse_docx(convert(data, suffix, "docx"), limits)
-
-
-def _sheets(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
-    return parse_xlsx(convert(data, suffix, "xlsx"), limits)
 
 
 def _deck(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
@@ -54,7 +50,9 @@ def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _sheets(data, ".ods", limits)
+    """LibreOffice's xlsx with the formula values the .ods stored (it recalculates volatile
+    ones on opening)."""
+    return parse_xlsx(keep_ods_results(data, convert(data, ".ods", "xlsx")), limits)
 
 
 def parse_et(data: bytes, limits: ParseLimits) -> ParseResult:
