@@ -1,8 +1,9 @@
 """What an OpenDocument file shows beyond what LibreOffice's conversion keeps as saved: documents
 embedded in it as objects (ingest.parse.embedded), read from real files made by OpenOffice/
 LibreOffice (odfpy's and the ODF Toolkit's test documents, bench/format_corpus/PROVENANCE.md),
-and the values a spreadsheet's volatile formulas had when it was saved
-(ingest.parse.stored_results), on an .ods LibreOffice writes here."""
+and the values a spreadsheet's volatile formulas and a text's volatile fields had when the file
+was saved (ingest.parse.stored_results, ingest.parse.odf_fields), on files LibreOffice writes
+here."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import shutil
 import subprocess
 import zipfile
 from datetime import date
+from html import escape
 from pathlib import Path
 
+import docx
 import openpyxl
 import pytest
+from docx.oxml import parse_xml
 
 from ingest.chunk import chunk_document
 from ingest.models import ParsedDocument
@@ -24,6 +28,7 @@ pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
                                 reason="LibreOffice is installed by `make test` (engines.sh)")
 
 CORPUS = Path(__file__).parents[1] / "bench" / "format_corpus"
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
 def parse(path: Path) -> ParsedDocument:
@@ -124,3 +129,36 @@ def test_an_unreadable_stored_value_leaves_libreoffices_values(
     text = chunk_text(doc)
     assert "项目: 合计" in text and "金额: 200" in text
     assert "2006年12月7日" not in text  # the whole overlay is dropped, not half applied
+
+
+def test_an_odts_date_and_file_name_fields_keep_what_was_saved(tmp_path: Path) -> None:
+    """A .docx with DATE, FILENAME and AUTHOR fields, written as .odt by LibreOffice (which
+    stores the day of writing and the name it read), its stored day then set to 2006-12-07:
+    the conversion shows neither its own day nor its temporary file name."""
+    document = docx.Document()
+    document.core_properties.author = "张三"
+    for label, instruction, shown in (("编制日期：", 'DATE \\@ "yyyy-MM-dd"', "2006-12-07"),
+                                      ("文件名：", "FILENAME", "采购办法.docx"),
+                                      ("编制人：", "AUTHOR", "张三")):
+        paragraph = document.add_paragraph(label)
+        paragraph._p.append(parse_xml(
+            f'<w:fldSimple xmlns:w="{W}" w:instr="{escape(instruction, quote=True)}">'
+            f"<w:r><w:t>{shown}</w:t></w:r></w:fldSimple>"))
+    document.save(tmp_path / "fields.docx")
+    subprocess.run(["soffice", f"-env:UserInstallation={(tmp_path / '.profile').as_uri()}",
+                    "--headless", "--norestore", "--convert-to", "odt", "--outdir",
+                    str(tmp_path), str(tmp_path / "fields.docx")], check=True,
+                   capture_output=True, timeout=300)
+    today = date.today().isoformat()
+    with zipfile.ZipFile(tmp_path / "fields.odt") as source, \
+            zipfile.ZipFile(tmp_path / "saved.odt", "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "content.xml":
+                assert today.encode() in data and b"<text:file-name" in data
+                data = data.replace(today.encode(), b"2006-12-07")
+            target.writestr(info, data)
+    text = "\n".join(b.text for b in parse(tmp_path / "saved.odt").blocks)
+    assert "编制日期:2006-12-07" in text and "文件名:fields.docx" in text, text
+    assert "编制人:张三" in text
+    assert today not in text and "document.odt" not in text
