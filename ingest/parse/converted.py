@@ -3,7 +3,8 @@
 read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read here too.
 
 An OpenDocument file's volatile fields (date, file name, author) keep the text they showed when
-saved (ingest.parse.odf_fields), and an .ods its formulas' saved values
+saved, a sheet's empty tail is not repeated (ingest.parse.odf_prepare), and an .ods keeps its
+formulas' saved values
 (ingest.parse.stored_results), as LibreOffice would fill both anew on opening.
 
 LibreOffice picks its import filter from the content, the suffix being a hint: Kingsoft's
@@ -13,7 +14,7 @@ LibreOffice picks its import filter from the content, the suffix being a hint: K
 from __future__ import annotations
 
 from ingest.parse.convert import convert
-from ingest.parse.odf_fields import saved_fields
+from ingest.parse.odf_prepare import prepared
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.slides import parse_pptx
 from ingest.parse.spreadsheet import parse_xlsx
@@ -38,7 +39,7 @@ def parse_rtf(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_odt(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _text(saved_fields(data), ".odt", limits)
+    return _text(prepared(data), ".odt", limits)
 
 
 def parse_wps(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -57,7 +58,7 @@ def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
     """LibreOffice's xlsx with the formula values the .ods stored (it recalculates volatile
     ones on opening)."""
-    return parse_xlsx(keep_ods_results(data, convert(saved_fields(data), ".ods", "xlsx")), limits)
+    return parse_xlsx(keep_ods_results(data, convert(prepared(data), ".ods", "xlsx")), limits)
 
 
 def parse_et(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -69,7 +70,7 @@ def parse_ppt(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_odp(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _deck(saved_fields(data), ".odp", limits)
+    return _deck(prepared(data), ".odp", limits)
 
 
 def parse_dps(data: bytes, limits: ParseLimits) -> ParseResult:
