@@ -3,9 +3,8 @@
 read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read here too.
 
 An OpenDocument file's volatile fields (date, file name, author) keep the text they showed when
-saved, a sheet's empty tail is not repeated (ingest.parse.odf_prepare), and an .ods keeps its
-formulas' saved values
-(ingest.parse.stored_results), as LibreOffice would fill both anew on opening.
+saved and a sheet's empty tail is not repeated (ingest.parse.odf_prepare); an .ods keeps its
+formulas' saved values (ingest.parse.stored_results): LibreOffice would fill both anew.
 
 LibreOffice picks its import filter from the content, the suffix being a hint: Kingsoft's
 .wps/.et/.dps are the Word/Excel/PowerPoint 97 binary formats under other names.

@@ -28,7 +28,6 @@ from ingest.parse.archive import SAFE_XML, check_archive
 _TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _VALUE_TYPE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}value-type"
-_CELLS = (_TABLE + "table-cell", _TABLE + "covered-table-cell")
 _VOLATILE = {"date", "time", "file-name", "author-name", "author-initials", "template-name",
              *(f"sender-{part}" for part in (
                  "firstname", "lastname", "initials", "title", "position", "email",
@@ -111,8 +110,9 @@ def _trim_tails(root: etree._Element) -> bool:
 
 
 def _empty(cell: etree._Element) -> bool:
-    """A cell showing nothing: no value, no paragraph, no drawing or note anchored in it."""
-    return cell.tag in _CELLS and len(cell) == 0 and cell.get(_VALUE_TYPE) is None
+    """A cell showing nothing: no value, no paragraph, no drawing or note anchored in it, and
+    not covered by a merged cell (whose span counts the cells it covers)."""
+    return cell.tag == _TABLE + "table-cell" and len(cell) == 0 and cell.get(_VALUE_TYPE) is None
 
 
 def _once(element: etree._Element, repeated: str) -> bool:
