@@ -2,6 +2,10 @@
 (ingest.parse.convert), then read by the DOCX, XLSX or PPTX parser, so every part those parsers
 read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read here too.
 
+An OpenDocument file's volatile fields (date, file name, author) keep the text they showed when
+saved and a sheet's empty tail is not repeated (ingest.parse.odf_prepare); an .ods keeps its
+formulas' saved values (ingest.parse.stored_results): LibreOffice would fill both anew.
+
 LibreOffice picks its import filter from the content, the suffix being a hint: Kingsoft's
 .wps/.et/.dps are the Word/Excel/PowerPoint 97 binary formats under other names.
 """
@@ -9,19 +13,16 @@ LibreOffice picks its import filter from the content, the suffix being a hint: K
 from __future__ import annotations
 
 from ingest.parse.convert import convert
+from ingest.parse.odf_prepare import prepared
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.slides import parse_pptx
 from ingest.parse.spreadsheet import parse_xlsx
-from ingest.parse.stored_results import keep_stored_results
+from ingest.parse.stored_results import keep_ods_results, keep_stored_results
 from ingest.parse.word import parse_docx
 
 
 def _text(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
     return parse_docx(convert(data, suffix, "docx"), limits)
-
-
-def _sheets(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
-    return parse_xlsx(convert(data, suffix, "xlsx"), limits)
 
 
 def _deck(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
@@ -37,7 +38,7 @@ def parse_rtf(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_odt(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _text(data, ".odt", limits)
+    return _text(prepared(data), ".odt", limits)
 
 
 def parse_wps(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -54,7 +55,9 @@ def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _sheets(data, ".ods", limits)
+    """LibreOffice's xlsx with the formula values the .ods stored (it recalculates volatile
+    ones on opening)."""
+    return parse_xlsx(keep_ods_results(data, convert(prepared(data), ".ods", "xlsx")), limits)
 
 
 def parse_et(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -66,7 +69,7 @@ def parse_ppt(data: bytes, limits: ParseLimits) -> ParseResult:
 
 
 def parse_odp(data: bytes, limits: ParseLimits) -> ParseResult:
-    return _deck(data, ".odp", limits)
+    return _deck(prepared(data), ".odp", limits)
 
 
 def parse_dps(data: bytes, limits: ParseLimits) -> ParseResult:

@@ -9,7 +9,10 @@ is, anything else as an OLE compound file); a legacy .doc under the storage `Obj
 legacy .xls as root storages `MBD…`, a legacy .ppt as zlib-compressed compound files in
 `ExOleObjStg` records of its "PowerPoint Document" stream. LibreOffice keeps a .doc's objects
 when it converts it to .docx but drops those of .xls and .ppt, so a legacy file's objects are
-read from the original. An OLE object is a packaged file (`\\x01Ole10Native`: its name and
+read from the original. An OpenDocument file keeps each object as a folder `Object N/` of its
+zip, typed in its manifest: a chart (LibreOffice turns it into an OOXML chart, which the OOXML
+parsers read), or a spreadsheet, text or presentation, packaged here as an ODF file of its own.
+An OLE object is a packaged file (`\\x01Ole10Native`: its name and
 bytes), an OOXML file (`package`), or a Word/Excel/PowerPoint 97 storage, which is copied into a
 compound file of its own (ingest.parse.cfb) for LibreOffice to read.
 """
@@ -21,10 +24,12 @@ import re
 import struct
 import zipfile
 import zlib
+from html import escape
 from pathlib import PurePosixPath
 
 import olefile
 
+from ingest.parse.archive import check_archive, office_part
 from ingest.parse.attachments import add_attachments, inside_attachment
 from ingest.parse.cfb import MAX_CFB_BYTES, write_cfb
 from ingest.parse.result import ParseLimits, ParseResult
@@ -33,6 +38,13 @@ _TARGET = re.compile(r'Target="([^"]+)"')
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OOXML = {".docx", ".docm", ".xlsx", ".xlsm", ".pptx", ".pptm"}
 _LEGACY = {".doc", ".wps", ".xls", ".et", ".ppt", ".dps"}
+_ODF_OBJECTS = {"application/vnd.oasis.opendocument.text": ".odt",
+                "application/vnd.oasis.opendocument.spreadsheet": ".ods",
+                "application/vnd.oasis.opendocument.presentation": ".odp"}
+_ODF = set(_ODF_OBJECTS.values())
+_ODF_CHART = "application/vnd.oasis.opendocument.chart"
+_MANIFEST = "{urn:oasis:names:tc:opendocument:xmlns:manifest:1.0}"
+_OBJECT_FOLDER = re.compile(r"(?:\./)?Object \d+/")
 # a storage holding this stream is a document of this format
 _STORAGE_KINDS = {"worddocument": ".doc", "workbook": ".xls", "book": ".xls",
                   "powerpoint document": ".ppt"}
@@ -42,7 +54,7 @@ _MAX_OBJECTS = 100  # objects looked at per file; add_attachments reads at most 
 
 def add_embedded(result: ParseResult, suffix: str, data: bytes, limits: ParseLimits) -> None:
     """Append the documents embedded in the file `data` (of `suffix`) to its blocks."""
-    if suffix not in _OOXML | _LEGACY:
+    if suffix not in _OOXML | _LEGACY | _ODF:
         return
     if inside_attachment():  # depth 1: an attachment's or embedded file's objects are not read
         if _has_objects(suffix, data):
@@ -50,7 +62,8 @@ def add_embedded(result: ParseResult, suffix: str, data: bytes, limits: ParseLim
         return
     cap = int(limits.max_file_mb * 1024 * 1024)
     try:
-        found = _package_objects(data) if suffix in _OOXML else _legacy_objects(data, cap)
+        found = (_package_objects(data) if suffix in _OOXML else _odf_objects(data, cap)
+                 if suffix in _ODF else _legacy_objects(data, cap))
     except (OSError, ValueError, zipfile.BadZipFile, zlib.error, struct.error):
         result.skipped["embedded_unreadable"] += 1  # the container's own text is read all the same
         return
@@ -71,6 +84,8 @@ def add_embedded(result: ParseResult, suffix: str, data: bytes, limits: ParseLim
 
 
 def _has_objects(suffix: str, data: bytes) -> bool:
+    if suffix in _ODF:
+        return bool(_odf_folders(data))
     if suffix in _OOXML:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return any("/embeddings/" in name for name in archive.namelist())
@@ -89,6 +104,57 @@ def _package_objects(data: bytes) -> list[tuple[str, bytes]]:
         return [(PurePosixPath(info.filename).name, archive.read(info)) for info in infos
                 if PurePosixPath(info.filename).parent.name == "embeddings"
                 and PurePosixPath(info.filename).name not in chart_data]
+
+
+def _odf_folders(data: bytes) -> dict[str, str]:
+    """An OpenDocument file's embedded objects other than charts: folder -> media type."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        if "META-INF/manifest.xml" not in archive.namelist():
+            return {}
+        check_archive(data, "OpenDocument")  # sizes and DTDs, before any part is unpacked
+        manifest = office_part(archive.read("META-INF/manifest.xml"), "an ODF manifest")
+    folders = {}
+    for entry in manifest.iter(_MANIFEST + "file-entry"):
+        path = entry.get(_MANIFEST + "full-path", "")
+        kind = entry.get(_MANIFEST + "media-type", "")
+        if _OBJECT_FOLDER.fullmatch(path) and kind != _ODF_CHART:
+            folders[path.removeprefix("./")] = kind
+    return folders
+
+
+def _odf_objects(data: bytes, cap: int) -> list[tuple[str, bytes]]:
+    """Each object folder as an ODF file of its own (its mimetype first, as ODF requires, then
+    its parts and a manifest of them); an object of no format kbflow reads keeps its folder
+    name without a known suffix, so it is counted as such."""
+    out: list[tuple[str, bytes]] = []
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        for folder, kind in _odf_folders(data).items():
+            name = folder.rstrip("/") + _ODF_OBJECTS.get(kind, "")
+            parts = [i for i in infos if i.filename.startswith(folder) and not i.is_dir()
+                     and not _OBJECT_FOLDER.match(i.filename[len(folder):])]
+            if kind not in _ODF_OBJECTS or sum(i.file_size for i in parts) > cap:
+                out.append((name, b""))
+                continue
+            package = io.BytesIO()
+            with zipfile.ZipFile(package, "w", zipfile.ZIP_DEFLATED) as sub:
+                sub.writestr("mimetype", kind, zipfile.ZIP_STORED)
+                for info in parts:
+                    sub.writestr(info.filename[len(folder):], archive.read(info))
+                sub.writestr("META-INF/manifest.xml", _manifest(
+                    kind, [i.filename[len(folder):] for i in parts]))
+            out.append((name, package.getvalue()))
+    return out
+
+
+def _manifest(kind: str, paths: list[str]) -> str:
+    entries = "".join(f'<manifest:file-entry manifest:full-path="{escape(path, quote=True)}" '
+                      f'manifest:media-type="{"text/xml" if path.endswith(".xml") else ""}"/>'
+                      for path in paths)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<manifest:manifest xmlns:manifest='
+            '"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2">'
+            f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{kind}"/>'
+            f"{entries}</manifest:manifest>")
 
 
 def _legacy_objects(data: bytes, cap: int) -> list[tuple[str, bytes]]:
@@ -139,7 +205,7 @@ def _unwrap(name: str, blob: bytes, cap: int) -> tuple[str, bytes] | None:
     """The embedded file's name and bytes, or None when it is no document kbflow reads."""
     suffix = PurePosixPath(name).suffix.lower()
     if not blob.startswith(_OLE):
-        return (name, blob) if suffix in _OOXML | {".pdf"} else None
+        return (name, blob) if suffix in _OOXML | _ODF | {".pdf"} else None
     with olefile.OleFileIO(blob) as ole:
         if ole.exists("\x01Ole10Native"):
             return _ole10_native(ole.openstream("\x01Ole10Native").read(cap))
