@@ -359,6 +359,20 @@ def test_header_and_footer_text_is_indexed_once_a_page_number_is_not(tmp_path: P
     assert (result.chars_seen or 0) - chars_seen(plain) == result.chars_skipped
 
 
+
+def test_a_tab_or_break_in_a_header_separates_its_words(tmp_path: Path) -> None:
+    """Word's header layout "left<tab>centre<tab>right" is three words, not one: the tab and
+    the line break are drawn as space, so each is found by itself."""
+    document = contract(with_notes=False)
+    header = document.sections[0].header.paragraphs[0]
+    header.add_run("内部资料").add_tab()
+    header.add_run("MM-FW-007").add_break()
+    header.add_run("Header1").add_tab()
+    header.add_run("Test")
+    doc = parse(save(document, tmp_path / "tabbed.docx"))
+    assert texts(doc)[-1] == "内部资料 MM-FW-007 Header1 Test"
+
+
 # ---- title ------------------------------------------------------------------------------------
 
 

@@ -29,11 +29,17 @@ _NAMESPACES = {"w": W[1:-1], "mc": "http://schemas.openxmlformats.org/markup-com
 _SEEN_TEXT = etree.XPath(
     ".//w:t[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback)]/text()",
     namespaces=_NAMESPACES)
-# ... and not formatted hidden (directly: w:vanish without w:val="0"/"false"/"off")
-_SHOWN_TEXT = etree.XPath(
-    ".//w:t[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback"
-    " or ancestor::w:r/w:rPr/w:vanish[not(@w:val='0' or @w:val='false' or @w:val='off')])]"
-    "/text()", namespaces=_NAMESPACES)
+# The same runs' pieces in order, tabs and breaks among them (a header's "Title<tab>Page" is two
+# words), optionally without text formatted hidden (w:vanish without w:val="0"/"false"/"off").
+_RUN_PIECES = "/*[self::w:t or self::w:tab or self::w:br or self::w:cr]"
+_SEEN_PIECES = etree.XPath(
+    ".//w:r[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback)]"
+    + _RUN_PIECES, namespaces=_NAMESPACES)
+_SHOWN_PIECES = etree.XPath(
+    ".//w:r[not(ancestor::w:del or ancestor::w:moveFrom or ancestor::mc:Fallback"
+    " or ancestor-or-self::w:r/w:rPr/w:vanish[not(@w:val='0' or @w:val='false'"
+    " or @w:val='off')])]"
+    + _RUN_PIECES, namespaces=_NAMESPACES)
 _NOTE_KINDS = {RT.FOOTNOTES: "footnote", RT.ENDNOTES: "endnote"}
 NOTE_LABELS = {"footnote": "注", "endnote": "尾注"}
 
@@ -172,6 +178,9 @@ def _shown_chars(element: etree._Element) -> int:
     return sum(visible_chars(str(text)) for text in _texts(element, include_hidden=False))
 
 
-def _texts(element: etree._Element, include_hidden: bool = True) -> list[Any]:
-    found = (_SEEN_TEXT if include_hidden else _SHOWN_TEXT)(element)
-    return found if isinstance(found, list) else []
+def _texts(element: etree._Element, include_hidden: bool = True) -> list[str]:
+    found = (_SEEN_PIECES if include_hidden else _SHOWN_PIECES)(element)
+    if not isinstance(found, list):
+        return []
+    return [(piece.text or "") if piece.tag == W + "t" else " "
+            for piece in found if isinstance(piece, etree._Element)]
