@@ -1,0 +1,134 @@
+"""EMF and WMF pictures' text read from their records (issue 40, "every visible part"): real
+files written by LibreOffice, Word, Visio and Japanese Office (tests/fixtures/formats/
+PROVENANCE.md), Chinese in UTF-16 and in GB2312 bytes, and damaged ones skipped with a reason."""
+
+from __future__ import annotations
+
+import struct
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ingest.chunk import chunk_document
+from ingest.models import ParsedDocument
+from ingest.parse import ParseLimits, parse_document, read_meta
+from ingest.parse.metafile import MAX_RECORDS, MetafileError, kind, read
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+FLOWCHART = ["采购审批流程图", "部门经理审核", "金额超过五万元报财务总监", "Approval by CFO"]
+
+
+def records(blob: bytes) -> list[bytes]:
+    """An EMF's records, as they are in the file."""
+    out, offset = [], 0
+    while offset < len(blob):
+        size = struct.unpack_from("<I", blob, offset + 4)[0]
+        out.append(blob[offset:offset + size])
+        offset += size
+    return out
+
+
+def test_libreoffice_emf_and_wmf_give_their_chinese_lines() -> None:
+    """The EMF draws UTF-16 runs; the WMF GB2312 bytes, decoded by its font's charset (134)."""
+    emf = (FIXTURES / "flowchart_zh.emf").read_bytes()
+    wmf = (FIXTURES / "flowchart_zh.wmf").read_bytes()
+    assert (kind(emf), kind(wmf)) == ("emf", "wmf")
+    assert read(emf).lines == FLOWCHART
+    assert read(wmf).lines == FLOWCHART
+    assert kind(b"\x89PNG\r\n\x1a\n" + bytes(40)) is None
+
+
+def test_wmf_shift_jis_runs_by_font_charset() -> None:
+    lines = read((FIXTURES / "60677.wmf").read_bytes()).lines
+    assert "航\u3000空\u3000情\u3000報\u3000高\u3000度\u3000化\u3000計\u3000画" in lines
+    assert {"フェーズⅠ", "航空情報業務へのＧＩＳ", "２００５年度"} <= set(lines)
+
+
+def test_flowchart_boxes_keep_their_own_lines() -> None:
+    """Boxes side by side share a y: each box's text stays together, as Visio drew it."""
+    lines = read((FIXTURES / "vector_image.emf").read_bytes()).lines
+    assert lines[:5] == ["Analyse", "Behaviour and", "Pattern", "Activities of", "emails"]
+    assert lines.count("Analyse") == 4
+
+
+def test_glyphs_drawn_one_by_one_and_backwards_make_one_line() -> None:
+    """Some programs draw each glyph as its own record in any order: the line is rebuilt by
+    position. The fixture's third run is cut into one record per character, last first."""
+    parts = records((FIXTURES / "flowchart_zh.emf").read_bytes())
+    index = next(i for i, rec in enumerate(parts)
+                 if struct.unpack_from("<I", rec)[0] == 84
+                 and "金额".encode("utf-16-le") in rec)
+    rec = parts[index]
+    x, y, count, off_string, options = struct.unpack_from("<iiIII", rec, 36)
+    off_dx = struct.unpack_from("<I", rec, 36 + 20 + (0 if options & 0x100 else 16))[0]
+    advances = struct.unpack_from(f"<{count}i", rec, off_dx)
+    text = rec[off_string:off_string + 2 * count].decode("utf-16-le")
+    glyphs = []
+    for i, char in enumerate(text):
+        left = x + sum(advances[:i])
+        body = (rec[8:36] + struct.pack("<iiIII", left, y, 1, 76, 0) + bytes(16)
+                + struct.pack("<I", 80) + char.encode("utf-16-le").ljust(4, b"\0")
+                + struct.pack("<i", advances[i]))
+        glyphs.append(struct.pack("<II", 84, 8 + len(body)) + body)
+    parts[index:index + 1] = glyphs[::-1]
+    rebuilt = b"".join(parts)
+    assert read(rebuilt).lines == FLOWCHART
+
+
+def test_damaged_and_hostile_metafiles_fail_with_a_reason() -> None:
+    emf = (FIXTURES / "flowchart_zh.emf").read_bytes()
+    with pytest.raises(MetafileError, match="bytes"):
+        read(emf[: len(emf) // 2])  # truncated inside a record
+    with pytest.raises(MetafileError, match="4294902055 bytes"):
+        read((FIXTURES / "61294.emf").read_bytes())  # POI's: a record claims 4 GB
+    header = records(emf)[0]
+    huge = bytearray(records(emf)[next(i for i, r in enumerate(records(emf))
+                                       if struct.unpack_from("<I", r)[0] == 84)])
+    struct.pack_into("<I", huge, 44, 2**31)  # a run claiming two billion characters
+    with pytest.raises(MetafileError, match="characters"):
+        read(header + bytes(huge))
+    started = time.perf_counter()  # a flood of empty records stops at the cap, quickly
+    flood = read(header + struct.pack("<II", 10, 8) * (MAX_RECORDS + 10))
+    assert flood.capped and flood.lines == []
+    assert time.perf_counter() - started < 20
+
+
+def parse(path: Path, limits: ParseLimits | None = None) -> ParsedDocument:
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return parse_document(meta, data, limits or ParseLimits())
+
+
+def test_chart_pasted_as_emf_in_word_reaches_chunks() -> None:
+    """POI's stress010.docx: a bar chart pasted as an EMF; its title is in no XML part."""
+    path = FIXTURES / "stress010.docx"
+    with zipfile.ZipFile(path) as archive:
+        assert not any(b"female coverage" in archive.read(name) for name in archive.namelist()
+                       if not name.endswith(".emf"))
+    doc = parse(path)
+    chunks = " ".join(chunk.text for chunk in chunk_document(doc))
+    assert "Percentage of female coverage by Programs" in chunks
+    assert "pictures_damaged" not in doc.report.skipped
+
+
+def test_damaged_emf_in_word_is_skipped_and_counted(tmp_path: Path) -> None:
+    source = FIXTURES / "stress010.docx"
+    damaged = tmp_path / "damaged.docx"
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(damaged, "w") as new:
+        for info in old.infolist():
+            data = old.read(info)
+            if info.filename == "word/media/image2.emf":
+                data = data[:200]  # cut inside its records
+            new.writestr(info, data)
+    doc = parse(damaged)
+    text = " ".join(block.text for block in doc.blocks)
+    assert "female coverage" not in text and len(text) > 10_000
+    assert doc.report.skipped["pictures_damaged"] == 1
+
+
+def test_vector_picture_needs_no_ocr_budget() -> None:
+    """A vector picture costs no OCR: a document allowed no OCR'd picture still reads it."""
+    doc = parse(FIXTURES / "stress010.docx", ParseLimits(max_pictures=0))
+    [block] = [block for block in doc.blocks if "Percentage of female" in block.text]
+    assert not block.ocr and block.text.startswith("图片文字: ")
