@@ -19,6 +19,7 @@ MAX_RECORDS records or MAX_CHARS characters (`capped` says so).
 from __future__ import annotations
 
 import heapq
+import math
 import re
 import struct
 from dataclasses import dataclass, field
@@ -88,6 +89,11 @@ def _unpack(fmt: str, data: bytes, at: int) -> tuple[int, ...]:
     if at < 0 or at + struct.calcsize(fmt) > len(data):
         raise MetafileError(f"a field at byte {at} lies past the end of its record")
     return struct.unpack_from(fmt, data, at)
+
+
+def _floats(fmt: str, data: bytes, at: int) -> tuple[float, ...]:
+    """EMF+ floats; NaN and infinities (hostile, never drawn) read as 0."""
+    return tuple(v if math.isfinite(v) else 0.0 for v in _unpack(fmt, data, at))
 
 
 def _slice(data: bytes, at: int, size: int) -> bytes:
@@ -252,9 +258,9 @@ class _Reader:
             offset += size
             self.in_plus = rtype != 0x4004  # EmfPlusGetDC: the next GDI records are drawn
             if rtype == 0x4008 and (flags >> 8) & 0x7F == 6 and not flags & 0x8000:  # a font
-                self.plus_fonts[flags & 0xFF] = abs(_unpack("<f", body, 4)[0])
+                self.plus_fonts[flags & 0xFF] = abs(_floats("<f", body, 4)[0])
             elif rtype == 0x401C:  # DrawString: brush, format, length, layout rectangle
-                count, left, top = _unpack("<I", body, 8)[0], *_unpack("<ff", body, 12)
+                count, (left, top) = _unpack("<I", body, 8)[0], _floats("<ff", body, 12)
                 if count > MAX_CHARS:
                     raise MetafileError(f"an EMF+ string claims {count} characters")
                 text = _utf16(_slice(body, 28, 2 * count))
@@ -267,8 +273,8 @@ class _Reader:
                 glyphs = _slice(body, 16, 2 * count)
                 positions = _slice(body, 16 + 2 * count, 8 * count)
                 if count and options & 1:  # CmapLookup: the glyphs are characters
-                    left, top = struct.unpack_from("<ff", positions, 0)
-                    right = struct.unpack_from("<f", positions, 8 * (count - 1))[0]
+                    left, top = _floats("<ff", positions, 0)
+                    (right,) = _floats("<f", positions, 8 * (count - 1))
                     height = self.plus_fonts.get(flags & 0xFF, 0.0)
                     self._add(_Run(left, top, right + height / 2, height,
                                    _utf16(glyphs)), plus=True)
