@@ -154,3 +154,36 @@ def test_mutated_real_metafiles_never_crash() -> None:
         except MetafileError:
             outcomes["damaged"] += 1
     assert outcomes["read"] > 0 and outcomes["damaged"] > 0
+
+
+def emf_plus_comment(*records: bytes) -> bytes:
+    """An EMR_COMMENT holding EMF+ records (MS-EMFPLUS 2.3), as GDI+ writes them."""
+    data = struct.pack("<I", 0x2B464D45) + b"".join(records)
+    return struct.pack("<III", 70, 12 + len(data), len(data)) + data
+
+
+def emf_plus_record(rtype: int, flags: int, data: bytes) -> bytes:
+    data += bytes(-len(data) % 4)
+    return struct.pack("<HHII", rtype, flags, 12 + len(data), len(data)) + data
+
+
+def test_emf_plus_drawstring_is_read_and_its_gdi_twin_is_not() -> None:
+    """No real EMF+ file with DrawString was at hand (LibreOffice writes plain EMF): GDI+'s
+    records are built here by the spec into the LibreOffice flowchart (whose own EMF+ comments
+    hand all drawing to GDI). The title drawn by DrawString is read once although the plain
+    record after it draws it again; the other lines, which EMF+ does not draw, are still read
+    from the plain records, also after a GetDC."""
+    title = FLOWCHART[0]
+    parts = records((FIXTURES / "flowchart_zh.emf").read_bytes())
+    header = emf_plus_record(0x4001, 1, struct.pack("<IIII", 0xDBC01002, 1, 96, 96))
+    family = "宋体".encode("utf-16-le")
+    font = emf_plus_record(0x4008, 6 << 8, struct.pack("<IfIiII", 0xDBC01002, 24.0, 2, 0, 0,
+                                                       len(family) // 2) + family)
+    draw = emf_plus_record(0x401C, 0x8000, struct.pack("<IIIffff", 0xFF000000, 0, len(title),
+                                                       10.0, 10.0, 400.0, 40.0)
+                           + title.encode("utf-16-le"))
+    first_text = next(i for i, rec in enumerate(parts) if struct.unpack_from("<I", rec)[0] == 84)
+    parts.insert(first_text, emf_plus_comment(header, font, draw))  # GDI+: EMF+, then its twin
+    assert read(b"".join(parts)).lines == FLOWCHART
+    parts.insert(first_text + 2, emf_plus_comment(emf_plus_record(0x4004, 0, b"")))  # GetDC
+    assert read(b"".join(parts)).lines == FLOWCHART

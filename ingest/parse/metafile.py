@@ -8,8 +8,9 @@ Records draw runs of glyphs in any order: a run is kept with its position, and r
 the same height on the page (half a font height apart at most) make a line, read left to right.
 ANSI runs (EMF's ...A records, WMF's) are decoded with the charset of the font selected when
 they are drawn (GB2312 134 as GBK, Big5 136, Shift-JIS 128 …). A file with EMF+ records (GDI+:
-DrawString) draws the same text again as plain EMF records for older readers: those are read
-only where EMF+ hands drawing over to them (GetDC), or when EMF+ drew no text at all.
+DrawString) draws the same text again as plain EMF records for older readers: those twins are
+not read again; a plain run is kept where EMF+ hands drawing over to it (GetDC) or where EMF+
+drew no such text (a picture EMF+ draws as an image, whose text only the plain records hold).
 
 The bytes are hostile: every length, offset and count is checked against its record, a record
 against the file; a damaged file raises MetafileError with the reason. Reading stops after
@@ -132,7 +133,7 @@ def _utf16(raw: bytes) -> str:
 @dataclass
 class _Reader:
     gdi: list[_Run] = field(default_factory=list)  # every EMF/WMF text run
-    gdi_played: list[_Run] = field(default_factory=list)  # … those EMF+ leaves to GDI
+    twins: list[_Run] = field(default_factory=list)  # … those drawn while EMF+ draws
     plus: list[_Run] = field(default_factory=list)  # EMF+ text runs
     charset: int = 1  # of the selected font
     height: float = 0.0  # of the selected font, in logical units
@@ -145,9 +146,11 @@ class _Reader:
     capped: bool = False
 
     def lines(self) -> list[str]:
-        if self.plus:
-            return _lines(self.plus) + _lines(self.gdi_played)
-        return _lines(self.gdi)
+        if not self.plus:
+            return _lines(self.gdi)
+        drawn = "".join("".join(run.text.split()) for run in self.plus)
+        twins = {id(run) for run in self.twins if "".join(run.text.split()) in drawn}
+        return _lines(self.plus) + _lines([run for run in self.gdi if id(run) not in twins])
 
     def _add(self, run: _Run, plus: bool = False) -> None:
         text = run.text.replace("\x00", "")
@@ -167,8 +170,8 @@ class _Reader:
         if up:
             run.y = -run.y
         self.gdi.append(run)
-        if not self.in_plus:
-            self.gdi_played.append(run)
+        if self.in_plus:
+            self.twins.append(run)
 
     def _records(self, blob: bytes, start: int, wmf: bool) -> list[tuple[int, bytes]]:
         """(type, record) of each record up to the end-of-file one: EMF's (type, size in
