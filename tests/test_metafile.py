@@ -187,3 +187,16 @@ def test_emf_plus_drawstring_is_read_and_its_gdi_twin_is_not() -> None:
     assert read(b"".join(parts)).lines == FLOWCHART
     parts.insert(first_text + 2, emf_plus_comment(emf_plus_record(0x4004, 0, b"")))  # GetDC
     assert read(b"".join(parts)).lines == FLOWCHART
+
+
+def test_pptx_ole_object_previews_are_read() -> None:
+    """POI's bug62513.pptx shows embedded objects as WMF previews (labels of linked decks, an
+    icon's caption); bug64693.pptx an icon labelled on a Chinese Windows, in GBK bytes under a
+    font of DEFAULT charset (Tika prints it as cp1252 mojibake "ÐÂ½¨ÎÄ±¾ÎÄµµ"). Their raster
+    pictures are not OCR'd here (no OCR budget), which vector ones do not need."""
+    corpus = Path(__file__).parents[1] / "bench/format_corpus/metafiles"
+    no_ocr = ParseLimits(max_pictures=0)
+    texts = [block.text for block in parse(corpus / "bug62513.pptx", no_ocr).blocks]
+    assert {"图片文字: Treasurer Report 2011", "图片文字: Microsoft Word Document"} <= set(texts)
+    texts = [block.text for block in parse(corpus / "bug64693.pptx", no_ocr).blocks]
+    assert "图片文字: 新建文本文档" in texts
