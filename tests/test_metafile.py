@@ -200,3 +200,14 @@ def test_pptx_ole_object_previews_are_read() -> None:
     assert {"图片文字: Treasurer Report 2011", "图片文字: Microsoft Word Document"} <= set(texts)
     texts = [block.text for block in parse(corpus / "bug64693.pptx", no_ocr).blocks]
     assert "图片文字: 新建文本文档" in texts
+
+
+def test_default_charset_bytes_decode_as_gbk_only_in_pairs() -> None:
+    """ANSI runs under the DEFAULT charset: a Chinese Windows's GBK label becomes Chinese, a
+    Western Windows's accented words stay Windows-1252 (an accent is one byte, odd)."""
+    from ingest.parse.metafile import _decode
+
+    assert _decode("新建文本文档".encode("gbk"), 1) == "新建文本文档"
+    assert _decode("café naïve Größe".encode("cp1252"), 1) == "café naïve Größe"
+    assert _decode("採購".encode("cp950"), 136) == "採購"
+    assert _decode("新建".encode("gbk"), 0) == "新建"

@@ -4,8 +4,8 @@ keeps after LibreOffice converts it. Their text is stored as characters, so it i
 without OCR (no PyPI package reads it; renderers only draw it). Written from Microsoft's
 [MS-EMF], [MS-EMFPLUS] and [MS-WMF] specifications.
 
-Records draw runs of glyphs in any order: a run is kept with its position, and runs of about
-the same height on the page (half a font height apart at most) make a line, read left to right.
+Records draw runs of glyphs in any order: a run is kept with its position, and runs side by
+side (about the same y, near on x) make a line, read left to right (see `_lines`).
 ANSI runs (EMF's ...A records, WMF's) are decoded with the charset of the font selected when
 they are drawn (GB2312 134 as GBK, Big5 136, Shift-JIS 128 …). A file with EMF+ records (GDI+:
 DrawString) draws the same text again as plain EMF records for older readers: those twins are
