@@ -211,3 +211,13 @@ def test_default_charset_bytes_decode_as_gbk_only_in_pairs() -> None:
     assert _decode("café naïve Größe".encode("cp1252"), 1) == "café naïve Größe"
     assert _decode("採購".encode("cp950"), 136) == "採購"
     assert _decode("新建".encode("gbk"), 0) == "新建"
+
+
+def test_docx_header_picture_is_read_with_the_margins() -> None:
+    """A letterhead: LibreOffice's .docx with the flowchart EMF in its page header (stored as
+    image1.wmf). Its text is read once, in the page-margins section, after the body."""
+    doc = parse(FIXTURES / "letterhead_zh.docx")
+    texts = [block.text for block in doc.blocks]
+    assert texts[0] == "关于调整差旅费报销标准的通知"
+    [read] = [text for text in texts if "采购审批流程图" in text]
+    assert texts.index(read) > texts.index("各部门:自下月起,差旅住宿费按新标准执行。")
