@@ -16,6 +16,7 @@ from ingest.chunk import chunk_document
 from ingest.models import ParsedDocument
 from ingest.parse import ParseLimits, parse_document, read_meta
 from ingest.parse.metafile import MAX_RECORDS, MetafileError, kind, read
+from ingest.parse.pictures import VECTOR_RECORDS, Pictures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 FLOWCHART = ["采购审批流程图", "部门经理审核", "金额超过五万元报财务总监", "Approval by CFO"]
@@ -221,3 +222,22 @@ def test_docx_header_picture_is_read_with_the_margins() -> None:
     assert texts[0] == "关于调整差旅费报销标准的通知"
     [read] = [text for text in texts if "采购审批流程图" in text]
     assert texts.index(read) > texts.index("各部门:自下月起,差旅住宿费按新标准执行。")
+
+
+def test_document_budget_of_vector_records() -> None:
+    """Pictures of half a million empty records each spend a document's budget, whether they
+    end damaged or not: then the real flowchart is counted over the limit, not read."""
+    emf = (FIXTURES / "flowchart_zh.emf").read_bytes()
+    header = records(emf)[0]
+    empty = struct.pack("<II", 10, 8)
+    pictures = Pictures(ParseLimits())
+    assert pictures.block(header + empty * (MAX_RECORDS - 10) + empty[:4], 1) is None
+    assert pictures.skipped == {"pictures_damaged": 1}
+    assert pictures.vector_records > MAX_RECORDS - 10  # what reading it cost counts
+    assert pictures.block(header + empty * MAX_RECORDS, 1) is None
+    assert pictures.block(header + empty * (MAX_RECORDS + 1), 1) is None  # another picture
+    assert pictures.vector_records >= VECTOR_RECORDS
+    assert pictures.block(emf, 1) is None
+    assert pictures.skipped == {"pictures_damaged": 1, "pictures_text_capped": 2,
+                                "pictures_over_limit": 1}
+    assert Pictures(ParseLimits()).block(emf, 1) is not None

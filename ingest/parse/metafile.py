@@ -23,6 +23,7 @@ import heapq
 import math
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 MAX_RECORDS = 500_000
@@ -47,11 +48,14 @@ _WMF_CREATES = {0x00F7, 0x01F9, 0x0142, 0x02FA, 0x02FB, 0x02FC, 0x06FF}
 class MetafileError(ValueError):
     """The picture is damaged: why it was not read."""
 
+    records = 0  # records read before the damage was found
+
 
 @dataclass
 class Metafile:
     lines: list[str]
-    capped: bool = False  # stopped at MAX_RECORDS or MAX_CHARS
+    records: int  # records read (what reading cost)
+    capped: bool = False  # stopped at max_records or MAX_CHARS
 
 
 def kind(blob: bytes) -> str | None:
@@ -64,17 +68,22 @@ def kind(blob: bytes) -> str | None:
     return None
 
 
-def read(blob: bytes) -> Metafile:
-    """The picture's lines of text, top to bottom (none for a drawing without text)."""
+def read(blob: bytes, max_records: int = MAX_RECORDS) -> Metafile:
+    """The picture's lines of text, top to bottom (none for a drawing without text), from at
+    most `max_records` records."""
     found = kind(blob)
     if found is None:
         raise MetafileError("not an EMF or WMF picture")
-    reader = _Reader()
-    if found == "emf":
-        reader.emf(blob)
-    else:
-        reader.wmf(blob)
-    return Metafile(reader.lines(), reader.capped)
+    reader = _Reader(max_records=min(max_records, MAX_RECORDS))
+    try:
+        if found == "emf":
+            reader.emf(blob)
+        else:
+            reader.wmf(blob)
+    except MetafileError as error:
+        error.records = reader.records
+        raise
+    return Metafile(reader.lines(), reader.records, reader.capped)
 
 
 @dataclass
@@ -143,6 +152,8 @@ class _Reader:
     plus_fonts: dict[int, float] = field(default_factory=dict)  # EMF+ font id -> em size
     in_plus: bool = False  # EMF+ draws: its GDI twins are not read again
     chars: int = 0
+    records: int = 0
+    max_records: int = MAX_RECORDS
     capped: bool = False
 
     def lines(self) -> list[str]:
@@ -173,31 +184,30 @@ class _Reader:
         if self.in_plus:
             self.twins.append(run)
 
-    def _records(self, blob: bytes, start: int, wmf: bool) -> list[tuple[int, bytes]]:
+    def _records(self, blob: bytes, start: int, wmf: bool) -> Iterator[tuple[int, bytes]]:
         """(type, record) of each record up to the end-of-file one: EMF's (type, size in
         bytes) or WMF's (size in 16-bit words, function)."""
         header, eof = (6, 0) if wmf else (8, 14)
-        records: list[tuple[int, bytes]] = []
         offset = start
         while offset < len(blob):
-            if len(records) >= MAX_RECORDS:
+            if self.records >= self.max_records:
                 self.capped = True
-                break
+                return
+            self.records += 1
             if offset + header > len(blob):
-                raise MetafileError(f"the file ends inside record {len(records) + 1}")
+                raise MetafileError(f"the file ends inside record {self.records}")
             if wmf:
                 size, rtype = struct.unpack_from("<IH", blob, offset)
                 size *= 2
             else:
                 rtype, size = struct.unpack_from("<II", blob, offset)
             if size < header or offset + size > len(blob):
-                raise MetafileError(f"record {len(records) + 1} (type {rtype:#x}) claims "
+                raise MetafileError(f"record {self.records} (type {rtype:#x}) claims "
                                     f"{size} bytes, {len(blob) - offset} are left")
-            records.append((rtype, blob[offset:offset + size]))
+            yield rtype, blob[offset:offset + size]
             offset += size
             if rtype == eof:
-                break
-        return records
+                return
 
     def emf(self, blob: bytes) -> None:
         fonts: dict[int, tuple[int, float]] = {}

@@ -38,6 +38,7 @@ MIN_SIDE = 16  # a line of legible text is taller; rules and borders are thinner
 MIN_LONG_SIDE = 200  # a word or more of text is wider; icons and bullets are smaller
 MAX_SIDE = 4000  # larger pictures are scaled down to this before OCR (text stays legible)
 MIN_CONFIDENCE = 0.6
+VECTOR_RECORDS = 1_000_000  # drawing records of all vector pictures of a document (seconds)
 FORMATS = ("PNG", "JPEG", "BMP", "TIFF", "GIF", "WEBP")  # never EPS, PSD … (EMF/WMF: metafile)
 log = logging.getLogger(__name__)
 # What Pillow raises on data it cannot read (unknown, truncated, damaged, a pixel bomb)
@@ -53,6 +54,7 @@ class Pictures:
         self.seen: set[str] = set()
         self.skipped: Counter[str] = Counter()
         self.confidences: list[float] = []
+        self.vector_records = 0
 
     def block(self, blob: bytes, page: int) -> Block | None:
         """The picture's text as a paragraph ("图片文字: …"), or None for a picture without
@@ -79,13 +81,19 @@ class Pictures:
                      ocr_confidence=round(mean, 4))
 
     def _vector(self, blob: bytes, page: int) -> Block | None:
-        """An EMF or WMF picture's text, as drawn (no OCR, so no confidence)."""
+        """An EMF or WMF picture's text, as drawn (no OCR, so no confidence), within the
+        document's budget of records (a file of many huge drawings costs seconds, not hours)."""
+        if self.vector_records >= VECTOR_RECORDS:
+            self.skipped["pictures_over_limit"] += 1
+            return None
         try:
-            drawing = metafile.read(blob)
+            drawing = metafile.read(blob, VECTOR_RECORDS - self.vector_records)
         except metafile.MetafileError as error:
+            self.vector_records += error.records
             self.skipped["pictures_damaged"] += 1
             log.warning("vector picture (EMF/WMF) on page %d skipped: %s", page, error)
             return None
+        self.vector_records += drawing.records
         if drawing.capped:
             self.skipped["pictures_text_capped"] += 1
         lines = [text for line in drawing.lines if (text := normalize(line))]
