@@ -32,6 +32,11 @@ A file is READY with nothing when it parses and no chunk holds a letter or digit
 whose chunks hold its text but none of its phrases is a recall of 0, not that (pandoc's
 footnote.odt: Tika's one line puts the footnote's text inside the sentence it annotates).
 
+Next to Tika's figure, office files are also scored against a visible reference, the phrases
+LibreOffice's rendering of the file shows (bench/format_visible.py, which lists each exclusion
+in bench/format_visible_excluded.md). A file that fails holding no letter or digit (in that
+rendering, or in the reference of other formats) is counted as "no text", not as failed.
+
 Every third file of each collection (sorted by name) is held out: nothing here was tuned on
 it, and its recall is reported apart so later tuning on the rest can be checked against it.
 """
@@ -48,14 +53,13 @@ import subprocess
 import tempfile
 import unicodedata
 import zipfile
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import lxml.html
 from lxml import etree
 
-from bench import write_section
+from bench import format_visible, write_section
+from bench.format_report import SECTION, FileResult, report
 from ingest.chunk import chunk_document
 from ingest.parse import ParseError, parse_document, read_meta
 
@@ -64,7 +68,6 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 MIRRORS = Path("/work/.mirror")
 EXPECTED = CORPUS / "_expected"
 DEFAULT_TIKA = Path.home() / ".m2/repository/org/apache/tika/tika-app/2.9.2/tika-app-2.9.2.jar"
-SECTION = "## Format phrase recall (public test documents of other projects, issue #40)"
 PHRASES_PER_FILE = 25
 # collection -> (repository, licence, paths)
 SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
@@ -160,17 +163,6 @@ OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim"}
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-
-
-@dataclass
-class FileResult:
-    collection: str
-    name: str
-    held_out: bool
-    phrases: int
-    recalled: int
-    status: str  # "ok", "failed: …", "ready-with-nothing"
-    seconds: float
 
 
 def collect() -> None:
@@ -330,9 +322,11 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
 
     entries = [e for e in files() if not only or e[0] in only]
     texts = tika_texts([t for c, p, _ in entries if (t := _tika_input(c, p))], jar)
+    rendered = format_visible.rendered_texts((c, p) for c, p, _ in entries)
     results = []
     for collection, path, held_out in entries:
-        wanted = phrases(reference(collection, path, texts), path.name)
+        source = reference(collection, path, texts)
+        wanted = phrases(source, path.name)
         started = time.perf_counter()
         try:
             meta, data = read_meta(path, path.parent, "bench", ["all"])
@@ -347,47 +341,25 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
         recalled = sum(squeeze(p) in indexed for p in wanted)
         if status == "ok" and not indexed:  # READY, and no chunk holds a letter or digit
             status = "ready-with-nothing"
-        results.append(FileResult(collection, path.name, held_out, len(wanted), recalled,
-                                  status, seconds))
-        print(f"{collection}/{path.name}: {recalled}/{len(wanted)} {status} {seconds}s",
-              flush=True)
+        shown = rendered.get(path)
+        kept, excluded = (wanted, []) if shown is None else format_visible.split(
+            wanted, shown, squeeze)
+        if status.startswith("failed") and not squeeze(source if shown is None else shown):
+            status = "no text: " + status.removeprefix("failed: ")
+        results.append(FileResult(
+            collection, path.name, held_out, len(wanted), recalled, status, seconds,
+            len(kept), sum(squeeze(p) in indexed for p in kept),
+            [(p, squeeze(p) in indexed, "") for p in excluded]))
+        print(f"{collection}/{path.name}: {recalled}/{len(wanted)} visible "
+              f"{results[-1].visible_recalled}/{len(kept)} {status} {seconds}s", flush=True)
+    placed = format_visible.places([(path, [p for p, *_ in r.excluded]) for (_, path, _), r
+                                    in zip(entries, results, strict=True)], jar, squeeze)
+    for r, where in zip(results, placed, strict=True):
+        r.excluded = [(p, ok, w) for (p, ok, _), w in zip(r.excluded, where, strict=True)]
+    if not only:
+        format_visible.write_excluded([(f"{r.collection}/{r.name}", *e) for r in results
+                                       for e in r.excluded])
     return results
-
-
-def report(results: list[FileResult]) -> str:
-    by_format: dict[str, list[FileResult]] = defaultdict(list)
-    for r in results:
-        by_format[Path(r.name).suffix.lower()].append(r)
-
-    def recall(rs: list[FileResult]) -> str:
-        total = sum(r.phrases for r in rs)
-        return f"{sum(r.recalled for r in rs) / total:.3f}" if total else "–"
-
-    lines = [SECTION, "",
-             f"{len(results)} files from {len({r.collection for r in results})} collections "
-             "(`bench/format_corpus/PROVENANCE.md`); reference phrases from Apache Tika 2.9.2's "
-             "plain text (OFD: its raw TextCodes; web pages: of readability's expected main "
-             "content; chardet's text: decoded as declared); `python -m bench.format_public`.",
-             "",
-             "| format | files | phrases | recall | held-out recall | failed "
-             "| READY with nothing |",
-             "|---|---|---|---|---|---|---|"]
-    for suffix, rs in sorted(by_format.items()):
-        held = [r for r in rs if r.held_out]
-        lines.append(f"| {suffix} | {len(rs)} | {sum(r.phrases for r in rs)} | {recall(rs)} | "
-                     f"{recall(held)} | {sum(r.status.startswith('failed') for r in rs)} | "
-                     f"{sum(r.status == 'ready-with-nothing' for r in rs)} |")
-    held = [r for r in results if r.held_out]
-    lines.append(f"| **all** | {len(results)} | {sum(r.phrases for r in results)} | "
-                 f"{recall(results)} | {recall(held)} | "
-                 f"{sum(r.status.startswith('failed') for r in results)} | "
-                 f"{sum(r.status == 'ready-with-nothing' for r in results)} |")
-    lines += ["", "Files under 0.9, failed or READY with nothing:", ""]
-    for r in results:
-        low = r.phrases and r.recalled / r.phrases < 0.9
-        if low or r.status != "ok":
-            lines.append(f"- {r.collection}/{r.name}: {r.recalled}/{r.phrases}, {r.status}")
-    return "\n".join(lines) + "\n"
 
 
 def main() -> None:

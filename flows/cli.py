@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             from ingest.stores.sqlite_file import check_files
 
             check_files(settings)  # a damaged file is one line, not a failed run's traceback
-            ensure_api()  # Prefect's temporary server, before the flow (flows/orchestrator.py)
+            if args.command != "ingest":  # ingest starts it only when there is work (_ingest)
+                ensure_api()  # Prefect's temporary server, before the flow (flows/orchestrator.py)
             return handlers[args.command](args, settings)
     except DataDirBusy as exc:
         Console(stderr=True).print(f"[red]{exc}", soft_wrap=True)
@@ -229,11 +230,18 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     if not args.path.exists():
         console.print(f"[red]no such file or folder: {shown(args.path)}")
         return 2
-    from flows.ingest import ingest_flow
     from flows.progress import ingest_progress
+    from flows.unchanged import ingest_here, nothing_to_do
 
-    with ingest_progress(console, quiet=args.json):
-        summary = ingest_flow(str(args.path), str(settings.data_dir))
+    with ingest_progress(console, quiet=args.json) as bars:
+        if "PREFECT_API_URL" not in os.environ and nothing_to_do(settings, args.path):
+            summary = ingest_here(settings, str(args.path))  # no Prefect (flows/unchanged.py)
+        else:
+            from flows.ingest import ingest_flow
+
+            bars.update(bars.task_ids[0], description="starting Prefect")
+            ensure_api()
+            summary = ingest_flow(str(args.path), str(settings.data_dir))
     if args.json:
         print(summary.model_dump_json(indent=2))
         return 0

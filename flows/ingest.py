@@ -24,14 +24,15 @@ from prefect.exceptions import ObjectNotFound
 from prefect.utilities.annotations import quote as prefect_quote
 
 from flows.artifacts import publish_summary_artifact
+from flows.scan import folder_scan
 from ingest.chunk import ChunkParams
 from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
-from ingest.models import Chunk, ParsedDocument, State, StoreRole
-from ingest.parse import ParsePool, walk
+from ingest.models import Chunk, ParsedDocument, StoreRole
+from ingest.parse import ParsePool
 from ingest.parse.folder_meta import FOLDER_META_NAME
 from ingest.parse.metadata import SIDECAR_SUFFIX
 from ingest.parse.roots import OutsideRoots, resolve_under
@@ -148,18 +149,6 @@ def ingest_flow(source: str, data_dir: str | None = None) -> IngestSummary:
     with ManifestStore(settings.manifest) as manifest:
         files, gone, refused = folder_scan(manifest, root)
         return ingest_files(run_context(settings, manifest, refused), source, files, gone)
-
-
-def folder_scan(manifest: ManifestStore, root: Path
-                ) -> tuple[list[tuple[Path, Path]], list[str], list[Failure]]:
-    """What a re-scan of `root` touches: its files, each with the folder its doc id derives
-    from; the files ingested from it that are gone (to tombstone); what the walk refused."""
-    kept = manifest.documents(under=str(root)) if root.is_dir() else []
-    gone = [r.source_path for r in kept if r.state != State.TOMBSTONED
-            and not any(Path(p).exists() for p in [r.source_path, *r.duplicate_paths])]
-    found, links = walk(root)
-    files = [(path, root if root.is_dir() else path.parent) for path in found]
-    return files, gone, [Failure.refused("source", reason, link) for link, reason in links]
 
 
 @flow(name="kbflow-incremental", flow_run_name="incremental {changed} -{deleted}")

@@ -27,7 +27,7 @@ def ingest_progress(console: Console, quiet: bool = False) -> Iterator[Progress]
                         console=console, transient=True,
                         disable=quiet or not console.is_terminal)
     with progress:
-        documents = progress.add_task("starting Prefect", total=None, rate="")
+        documents = progress.add_task("looking for changes", total=None, rate="")
         chunks = progress.add_task(ENCODING, total=None, visible=False, rate="")
 
         def show(done: int, total: int, what: str) -> None:

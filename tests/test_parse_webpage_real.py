@@ -45,3 +45,60 @@ def test_a_page_of_nested_layout_tables_reads_each_text_once() -> None:
                    "SARS kann bei Wiederauftreten"):
         assert text.count(phrase) == 1
     assert doc.report.chars_indexed <= doc.report.chars_seen
+
+
+def test_a_page_inside_an_unclosed_header_is_read_not_dropped_as_furniture() -> None:
+    """libxml2 knows no HTML5 nesting: this handball news page came out inside its <header>,
+    which was dropped as the site's banner, and the page failed with "no text found"."""
+    doc = parse("liquimoly-hbl.de-cheftrainer.html")
+    text = "\n".join(b.text for b in doc.blocks)
+    # trafilatura's annotators' article phrases, and their boilerplate ones
+    for phrase in ("mit einer bestens motivierten Mannschaft den",
+                   "Haases breitem Netzwerk. Auch heimische", "aber ich habe ein gutes Gefühl"):
+        assert text.count(phrase) == 1
+    for phrase in ("Verwandte Themen", "Coburg", "#diewiesel"):
+        assert phrase not in text
+    report = doc.report
+    assert report.skipped.get("outside_main", 0) >= 1
+    assert report.chars_indexed < 0.5 * report.chars_seen
+
+
+def test_a_page_whose_picked_article_is_almost_nothing_is_read_whole() -> None:
+    """trafilatura finds no article in this page (its text is empty): the page is read whole
+    rather than kept as a few characters, its furniture still left out."""
+    doc = parse("careelite.de-flaechenverbrauch.html")
+    text = "\n".join(b.text for b in doc.blocks)
+    for phrase in ("Du willst mehr über den Flächenverbrauch für Fleisch,",
+                   "dessen Entwicklung vermitteln:",
+                   "Eine bemerkenswerte Statistik macht besonders"):
+        assert phrase in text
+    report = doc.report
+    assert "outside_main" not in report.skipped  # nothing was picked: the whole page is read
+    assert report.skipped.get("sidebar", 0) >= 1
+    assert report.chars_indexed > 0.5 * report.chars_seen
+
+
+def test_a_paragraph_with_a_soft_hyphen_stays_in_the_article() -> None:
+    """trafilatura drops a soft hyphen (U+00AD) from its text; compared as the page has it,
+    this Washington Post paragraph (the one that holds one) was left out of the article."""
+    doc = parse("readability-wapo-2.html")
+    text = "\n".join(b.text for b in doc.blocks)
+    assert "President Obama told the U.N. General Assembly 18 months ago" in text
+    assert "Benjamin Netanyahu’s triumph in Tuesday’s parliamentary elections" in text
+    for menu in ("PostTV", "Classifieds", "Real Estate"):  # the site's header and navigation
+        assert menu not in text
+
+
+def test_an_article_whose_wrapper_is_named_a_sidebar_is_found_again() -> None:
+    """This radio page's post wrapper has the class "cb-sidebar-right" (a layout with a right
+    sidebar): dropped as a sidebar, it left 184 characters of cookie notice indexed out of
+    5,222. Too little of the page: it is read again without the furniture guesses."""
+    doc = parse("litradio.net.bossong.html")
+    text = "\n".join(b.text for b in doc.blocks)
+    # trafilatura's annotators' article phrases, and their boilerplate ones
+    for phrase in ("Nora Bossong erzählt von der Arbeit", "ihre eigene Rolle als UN-Beauftragte",
+                   "Positionierung und Hoffnung in der Desillusion."):
+        assert phrase in text
+    for phrase in ("LANGE NACHT JUNGER LITERATUR UND MUSIK", "Sharen mit:", "Ähnliche Beiträge"):
+        assert phrase not in text
+    assert doc.report.chars_indexed < 0.5 * doc.report.chars_seen

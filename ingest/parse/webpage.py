@@ -17,7 +17,7 @@ from ingest.models import BlockKind
 from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
-from ingest.parse.main_content import main_content
+from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
@@ -36,17 +36,23 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     """The main content's blocks, every text of it once. Navigation, sidebars, the
     page's header and footer, cookie banners, forms and hidden elements are left out and
     counted in `skipped` (with what lies outside the main content); `chars_seen` is all the
-    text of the page's body."""
+    text of the page's body. A page of which too little is kept is read again, dropping only
+    its small hidden parts (see _remove_furniture)."""
     encoding, confidence = html_encoding(data)
-    tree = read_html(data, encoding)
-    body = tree.find("body")
-    body = tree if body is None else body
-    text, _ = _text_counts(body)
-    result = ParseResult([], 1, chars_seen=text[body], encoding=encoding,
-                         encoding_confidence=confidence)
-    _remove_furniture(body, text, result, limits.include_hidden)
-    text, links = _text_counts(body)
-    roots = main_content(body, text, links)
+    for fallback in (False, True):
+        tree = read_html(data, encoding)
+        found = tree.find("body")
+        body = tree if found is None else found
+        text, _ = _text_counts(body)
+        seen = text[body]
+        result = ParseResult([], 1, chars_seen=seen, encoding=encoding,
+                             encoding_confidence=confidence)
+        _remove_furniture(body, text, result, limits.include_hidden, fallback)
+        text, links = _text_counts(body)
+        roots = main_content(body, text, links)
+        kept = sum(text[root] for root in roots)
+        if kept >= MIN_KEPT or kept >= MIN_SHARE * seen:
+            break
     outside = _parts_outside(body, roots, text)
     if outside:
         result.skipped["outside_main"] = len(outside)
@@ -78,13 +84,19 @@ def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
 
 
 def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
-                      include_hidden: bool) -> None:
+                      include_hidden: bool, fallback: bool) -> None:
     """Drop navigation, sidebars, the page's header and footer, banners, forms and hidden
     elements, counting each by kind. What holds the <main> element is never dropped, nor, when
     found by a class name or a form, what holds half of the page's text (an ASP.NET page is one
     big <form>, a layout may be class="with-sidebar"). What the page hides (the `hidden`
     attribute, an inline display:none or visibility:hidden) is dropped whatever its size, unless
-    `include_hidden`: a browser shows none of it, so a search must not serve it."""
+    `include_hidden`: a browser shows none of it, so a search must not serve it.
+
+    The `fallback`, for a page of which that left too little (main_content's measure, against
+    all of the page's text), drops only hidden parts holding less than half of the page:
+    libxml2 knows no HTML5 nesting, so an unclosed <header> or <aside> can hold the whole page,
+    a class name can call an article a sidebar, and a page may hide all of its text until a
+    script shows it; main_content then finds the article in the rest."""
     keep = {body}
     for main in body.xpath(".//main | .//*[@role='main']"):
         keep |= {main, *main.iterancestors()}
@@ -93,8 +105,11 @@ def _remove_furniture(body: html.HtmlElement, text: Counts, result: ParseResult,
     while stack:
         element, in_section = stack.pop()
         large = 2 * text[element] > text[body]
-        kind = ("hidden" if element is not body and not include_hidden and _hidden(element)
-                else None if element in keep else _furniture(element, in_section, large))
+        hidden = element is not body and not include_hidden and _hidden(element)
+        if hidden and not (fallback and large):
+            kind: str | None = "hidden"
+        else:
+            kind = None if fallback or element in keep else _furniture(element, in_section, large)
         if kind:
             result.skipped[kind] += 1
             result.chars_skipped += text[element]

@@ -1,0 +1,279 @@
+"""The visible reference of bench.format_public: of Tika's phrases of an office file, those an
+office application shows (issue #40).
+
+Tika's text of an office file holds more than a reader sees: the core-properties title
+("PowerPoint Presentation"), embedded objects' storage names and a chart's data workbook, Word
+field codes, hidden text and comments, phonetic guides, empty sheets' tab names, master
+placeholder prompts. Here a Tika phrase counts as visible when it is also in what LibreOffice
+renders of the file: the headless PDF export (writer/calc/impress, sheets one page each so rows
+are not cut across pages, slides with their notes pages, as notes are what a presenter reads;
+for a workbook also its HTML export, whose cells are whole where the page clips them),
+its text taken by PyMuPDF in stream order and in position order, compared on the bench's
+letters-and-digits normalisation. Pictures in the rendering are read by Tesseract in English,
+as Tika reads them, so text inside a shown picture stays in (a document's thumbnail, which no
+page shows, does not). The renderings are cached as text in `bench/.cache/` (ignored by git,
+as pytest's cache is; about 0.6 MB, a first run takes ~5 min): each holds the SHA-256 of the
+file it was made from and is remade when the file changes.
+
+Bias: kbflow reads the legacy formats (.doc .xls .ppt .rtf .odt .ods .odp .wps) through
+LibreOffice too, so for them this reference shares LibreOffice's blind spots. To size that,
+each excluded phrase is placed in Tika's XHTML (`tika -x`, cached there too): metadata title,
+embedded object, picture OCR, header/footer or shape, notes, master slide, or body text.
+Excluded phrases Tika puts in body text are where LibreOffice and Tika disagree about visible
+text; `EXCLUDED` lists every exclusion with its place, to audit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import lxml.etree as etree
+import lxml.html
+import pymupdf
+
+BENCH = Path(__file__).parent
+CACHE = BENCH / ".cache"
+RENDERED = CACHE / "rendered"
+XHTML_CACHE = CACHE / "tika_xhtml"
+EXCLUDED = BENCH / "format_visible_excluded.md"
+# suffix -> LibreOffice's PDF export for its application
+_PICTURES = ('"UseLosslessCompression":{"type":"boolean","value":"true"},'
+             '"ReduceImageResolution":{"type":"boolean","value":"false"}')
+_WRITER = f"pdf:writer_pdf_Export:{{{_PICTURES}}}"
+_CALC = (f'pdf:calc_pdf_Export:{{{_PICTURES},'
+         '"SinglePageSheets":{"type":"boolean","value":"true"}}')
+_IMPRESS = (f'pdf:impress_pdf_Export:{{{_PICTURES},'
+            '"ExportNotesPages":{"type":"boolean","value":"true"}}')
+EXPORTS = {".doc": _WRITER, ".docx": _WRITER, ".odt": _WRITER, ".rtf": _WRITER,
+           ".wps": _WRITER, ".xls": _CALC, ".xlsx": _CALC, ".xlsm": _CALC, ".ods": _CALC,
+           ".ppt": _IMPRESS, ".pptx": _IMPRESS, ".odp": _IMPRESS}
+# formats kbflow itself reads through LibreOffice (ingest/parse/convert.py)
+CONVERTED = {".doc", ".xls", ".ppt", ".rtf", ".odt", ".ods", ".odp", ".wps"}
+# Tika XHTML class -> where an excluded phrase sits; text under none of them is body text
+_KINDS = {"package-entry": "embedded object", "embedded": "embedded object",
+          "ocr": "picture OCR", "header": "header/footer/shape", "footer": "header/footer/shape",
+          "outside": "header/footer/shape", "slide-notes": "notes", "notes": "notes",
+          "notes-content": "notes", "note": "notes", "slide-master-content": "master slide",
+          "comment": "comment", "annotation": "comment"}
+BODY, HEAD, UNPLACED = "body", "metadata title", "unplaced"
+TIMEOUT_S = 600
+MIN_PICTURE_PX = 16  # pictures smaller on a side (rules, bullets) are not read
+Squeeze = Callable[[str], str]  # the bench's normalisation (bench.format_public.squeeze)
+
+
+def is_office(path: Path) -> bool:
+    return path.suffix.lower() in EXPORTS
+
+
+def rendered_texts(entries: Iterable[tuple[str, Path]]) -> dict[Path, str | None]:
+    """LibreOffice's rendering of each office file as text, from the committed cache; the
+    missing or stale ones are rendered now (one LibreOffice run per export filter). None
+    where LibreOffice gave no PDF (then the file keeps Tika's phrases)."""
+    entries = [(c, p) for c, p in entries if is_office(p)]
+    stale = [(c, p) for c, p in entries if _cached(_rendered_path(c, p), p) is None]
+    for export in sorted({EXPORTS[p.suffix.lower()] for _, p in stale}):
+        _render([(c, p) for c, p in stale if EXPORTS[p.suffix.lower()] == export], export)
+    return {p: _cached(_rendered_path(c, p), p) for c, p in entries}
+
+
+def _rendered_path(collection: str, path: Path) -> Path:
+    return RENDERED / collection / f"{path.name}.txt"
+
+
+def _store(target: Path, source: Path, text: str) -> None:
+    """Cache `text` made from `source`, under a cache folder git ignores."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (CACHE / ".gitignore").write_text("*\n", "utf-8")
+    target.write_text(f"sha256 {_digest(source)}\n{text}", "utf-8")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _cached(cache: Path, source: Path) -> str | None:
+    """The cached text when its first line names `source`'s current SHA-256."""
+    if not cache.is_file():
+        return None
+    head, _, text = cache.read_text("utf-8").partition("\n")
+    return text if head == f"sha256 {_digest(source)}" else None
+
+
+def _render(entries: list[tuple[str, Path]], export: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
+        work = Path(tmp)
+        for number, (_, path) in enumerate(entries):
+            shutil.copy(path, work / f"{number:03d}{path.suffix}")
+        sources = [str(work / f"{n:03d}{p.suffix}") for n, (_, p) in enumerate(entries)]
+        subprocess.run(["soffice", f"-env:UserInstallation={(work / 'profile').as_uri()}",
+                        "--headless", "--norestore", "--convert-to", export, "--outdir",
+                        str(work / "out"), *sources], capture_output=True, timeout=TIMEOUT_S,
+                       env={**os.environ, "HOME": str(work)})
+        if export == _CALC:  # each cell whole, as the sheet shows it when selected
+            subprocess.run(["soffice", f"-env:UserInstallation={(work / 'profile').as_uri()}",
+                            "--headless", "--norestore", "--convert-to", "html", "--outdir",
+                            str(work / "html"), *sources], capture_output=True,
+                           timeout=TIMEOUT_S, env={**os.environ, "HOME": str(work)})
+        for number, (collection, path) in enumerate(entries):
+            pdf, html = work / "out" / f"{number:03d}.pdf", work / "html" / f"{number:03d}.html"
+            if pdf.is_file():
+                cells = sheet_cells(html) if html.is_file() else ""
+                _store(_rendered_path(collection, path), path, pdf_text(pdf) + cells)
+
+
+def pdf_text(pdf: Path) -> str:
+    """Every page's text in stream order, then again in position order (rows of a sheet
+    rendered as separate cells can come in either), then the text of each picture the
+    rendering shows, read by Tesseract as Tika reads pictures (English): a phrase matches in
+    one or another."""
+    with pymupdf.open(pdf) as document:
+        pages = list(document)
+        stream = "".join(page.get_text() for page in pages)
+        ordered = "".join(page.get_text(sort=True) for page in pages)
+        pictures = {xref: (width, height) for page in pages
+                    for xref, _, width, height, *_ in page.get_images(full=True)}
+        ocr = [_ocr(document.extract_image(xref)) for xref, (width, height) in
+               sorted(pictures.items()) if min(width, height) >= MIN_PICTURE_PX]
+    texts = [stream] + ([ordered] if ordered != stream else []) + [t for t in ocr if t.strip()]
+    return "\n\f\n".join(texts)
+
+
+def sheet_cells(html: Path) -> str:
+    """A workbook's cells, row by row, and its sheets' names, from LibreOffice's HTML export
+    (which leaves out sheets without a cell, and names sheets only when two or more are
+    filled). The printed page clips a cell's text where the next cell is filled; the sheet
+    shows it whole in the cell's editor."""
+    root = lxml.html.fromstring(html.read_bytes())
+    names = [str(e.text_content()) for e in root.xpath("//h1/em")]
+    rows = ["\t".join(str(c.text_content()) for c in row.xpath("./td"))
+            for row in root.xpath("//tr")]
+    return "\n\f\n" + "\n".join(names + rows)
+
+
+def _ocr(image: dict[str, object]) -> str:
+    data = image.get("image")
+    if not isinstance(data, bytes):
+        return ""
+    with tempfile.NamedTemporaryFile(suffix=f".{image.get('ext', 'png')}") as picture:
+        picture.write(data)
+        picture.flush()
+        done = subprocess.run(["tesseract", picture.name, "-", "-l", "eng"],
+                              capture_output=True, text=True, timeout=120)
+    return done.stdout
+
+
+def split(wanted: list[str], rendered: str, squeeze: Squeeze) -> tuple[list[str], list[str]]:
+    """The phrases the rendering shows, and the ones it does not (the exclusions)."""
+    shown = squeeze(rendered)
+    kept = [p for p in wanted if squeeze(p) in shown]
+    return kept, [p for p in wanted if squeeze(p) not in shown]
+
+
+def tika_xhtml(paths: list[Path], jar: Path) -> dict[Path, str]:
+    """Tika's XHTML of each file (`tika -x`, one JVM), cached by the file's SHA-256."""
+    missing = [p for p in paths if _cached(_xhtml_path(p), p) is None]
+    if missing:
+        with tempfile.TemporaryDirectory() as tmp:
+            source, out = Path(tmp) / "in", Path(tmp) / "out"
+            source.mkdir()
+            for number, path in enumerate(missing):
+                shutil.copy(path, source / f"{number:03d}{path.suffix}")
+            subprocess.run(["java", "-jar", str(jar), "-x", "-i", str(source), "-o", str(out)],
+                           capture_output=True, timeout=1800)
+            for number, path in enumerate(missing):
+                result = out / f"{number:03d}{path.suffix}.xml"
+                if result.exists():
+                    _store(_xhtml_path(path), path, result.read_text("utf-8", "replace"))
+    return {p: _cached(_xhtml_path(p), p) or "" for p in paths}
+
+
+def _xhtml_path(path: Path) -> Path:
+    return XHTML_CACHE / f"{_digest(path)[:16]}{path.suffix}.xml"
+
+
+def kinds(xhtml: str, squeeze: Squeeze) -> dict[str, str]:
+    """Tika's XHTML text by where it sits (_KINDS, the head's title, body), each squeezed."""
+    if not xhtml.strip():
+        return {}
+    root = etree.fromstring(xhtml.encode("utf-8"), etree.XMLParser(
+        recover=True, resolve_entities=False, no_network=True, huge_tree=True))
+    if root is None:
+        return {}
+    parts: dict[str, list[str]] = {}
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue
+        # an element's text sits in its place, its tail in its parent's
+        for text, owner in ((element.text, element), (element.tail, element.getparent())):
+            if text:
+                parts.setdefault(_kind(owner), []).append(text)
+    return {kind: squeeze(" ".join(texts)) for kind, texts in parts.items()}
+
+
+def _kind(element: etree._Element | None) -> str:
+    while element is not None:
+        name = etree.QName(element).localname
+        if name == "head":
+            return HEAD
+        for css in (element.get("class") or "").split():
+            if css in _KINDS:
+                return _KINDS[css]
+        element = element.getparent()
+    return BODY
+
+
+def places(items: list[tuple[Path, list[str]]], jar: Path, squeeze: Squeeze
+           ) -> list[list[str]]:
+    """Where Tika's XHTML puts each file's excluded phrases (see `place`)."""
+    xhtml = tika_xhtml([path for path, excluded in items if excluded], jar)
+    out = []
+    for path, excluded in items:
+        by_kind = kinds(xhtml[path], squeeze) if excluded else {}
+        out.append([place(phrase, by_kind, squeeze) for phrase in excluded])
+    return out
+
+
+def place(phrase: str, by_kind: dict[str, str], squeeze: Squeeze) -> str:
+    """Where Tika puts an excluded phrase: body text first (the disagreements), then the
+    first other place holding it; unplaced when it spans two places."""
+    key = squeeze(phrase)
+    if key in by_kind.get(BODY, ""):
+        return BODY
+    return next((kind for kind, text in sorted(by_kind.items()) if key in text), UNPLACED)
+
+
+def exclusion_table(rows: list[tuple[str, str, bool]]) -> list[str]:
+    """Markdown rows: excluded phrases per format (suffix, place, kbflow recalled it) by place,
+    with how many kbflow's chunks hold anyway; formats kbflow converts marked *."""
+    places = [BODY, HEAD, "embedded object", "picture OCR", "header/footer/shape", "notes",
+              "master slide", "comment", UNPLACED]
+    lines = ["| format | excluded | " + " | ".join(places) + " | in kbflow's chunks |",
+             "|---" * (len(places) + 3) + "|"]
+    for suffix in sorted({s for s, _, _ in rows}):
+        mine = [(where, ok) for s, where, ok in rows if s == suffix]
+        counts = [sum(where == p for where, _ in mine) for p in places]
+        lines.append(f"| {suffix}{'*' if suffix in CONVERTED else ''} | {len(mine)} | "
+                     + " | ".join(map(str, counts)) + f" | {sum(ok for _, ok in mine)} |")
+    counts = [sum(where == p for _, where, _ in rows) for p in places]
+    lines.append(f"| **all** | {len(rows)} | " + " | ".join(map(str, counts))
+                 + f" | {sum(ok for *_, ok in rows)} |")
+    return lines
+
+
+def write_excluded(rows: list[tuple[str, str, bool, str]]) -> None:
+    """The audit file: every excluded phrase with its file, Tika's place, kbflow's recall."""
+    lines = ["# Phrases left out of the visible reference (bench/format_visible.py)", "",
+             "Tika's phrases of office files that LibreOffice's rendering does not show. "
+             "`where`: the place Tika's XHTML puts it; `kbflow`: whether kbflow's chunks "
+             "hold it anyway. Rewritten by each full run of `python -m bench.format_public`.",
+             "", "| file | phrase | where | kbflow |", "|---|---|---|---|"]
+    for file, phrase, recalled, where in rows:
+        cell = phrase.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {file} | {cell} | {where} | {'yes' if recalled else 'no'} |")
+    EXCLUDED.write_text("\n".join(lines) + "\n", "utf-8")

@@ -1,0 +1,117 @@
+"""bench/format_visible.py: the visible reference keeps what LibreOffice shows of a real Word
+file (text, a picture's text) and leaves out what it does not (hidden text, the core title);
+exclusions are placed where Tika's XHTML puts them."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import docx
+import openpyxl
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
+from bench import format_visible
+from bench.format_public import squeeze
+
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
+
+
+def word_file(folder: Path) -> Path:
+    picture = Image.new("RGB", (1400, 140), "white")
+    ImageDraw.Draw(picture).text((20, 30), "QUARTERLY 4821 BUDGET", fill="black",
+                                 font=ImageFont.truetype(str(FONT), 64))
+    picture.save(folder / "banner.png")
+    document = docx.Document()
+    document.core_properties.title = "Core properties title"
+    document.add_paragraph("The committee approved the travel policy on Monday.")
+    document.add_paragraph().add_run("Hidden reviewer instruction never shown").font.hidden = True
+    document.add_picture(str(folder / "banner.png"), width=docx.shared.Inches(5))
+    path = folder / "policy.docx"
+    document.save(str(path))
+    return path
+
+
+needs_tools = pytest.mark.skipif(
+    shutil.which("soffice") is None or shutil.which("tesseract") is None or not FONT.exists(),
+    reason="needs LibreOffice, Tesseract and DejaVu")
+
+
+@needs_tools
+def test_the_rendering_shows_text_and_pictures_not_hidden_text_or_the_title(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "cache" / "rendered")
+    path = word_file(tmp_path)
+    shown = format_visible.rendered_texts([("c", path)])[path]
+    assert shown is not None
+    wanted = ["approved the travel policy", "QUARTERLY 4821 BUDGET",
+              "Hidden reviewer instruction", "Core properties title"]
+    kept, excluded = format_visible.split(wanted, shown, squeeze)
+    assert kept == wanted[:2] and excluded == wanted[2:]
+    assert (tmp_path / "cache" / ".gitignore").read_text() == "*\n"
+    # cached: read back without LibreOffice; stale once the file changes
+    assert format_visible.rendered_texts([("c", path)])[path] == shown
+    path.write_bytes(path.read_bytes() + b"\0")
+    assert format_visible._cached(format_visible._rendered_path("c", path), path) is None
+
+
+@needs_tools
+def test_a_cell_the_printed_page_clips_is_shown_whole_and_empty_sheets_are_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "cache" / "rendered")
+    book = openpyxl.Workbook()
+    book.remove(book.worksheets[0])
+    sheet = book.create_sheet("Budget")
+    sheet["A1"] = "Travel costs approved by the finance committee in March"
+    sheet["B1"] = 4821  # filled: the page clips A1 at the column's edge
+    book.create_sheet("Staffing")["A1"] = "Headcount"
+    book.create_sheet("Unused")
+    path = tmp_path / "budget.xlsx"
+    book.save(path)
+    shown = format_visible.rendered_texts([("c", path)])[path]
+    assert shown is not None
+    wanted = ["approved by the finance committee in March", "4821", "Budget", "Staffing",
+              "Unused"]
+    kept, excluded = format_visible.split(wanted, shown, squeeze)
+    assert kept == wanted[:4] and excluded == ["Unused"]
+
+
+TIKA_LIKE = """<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">
+<head><meta name="dc:title" content="x"/><title>PowerPoint Presentation</title></head>
+<body><div class="slide-content"><p>My Bar Chart</p></div>
+<div class="slide-master-content"><p>Click to add title</p></div>
+Sales 1st Qtr 8.2<p/>
+<div class="package-entry"><h1>Microsoft_Excel_Worksheet1.xlsx</h1>
+<table><tr><td>To resize chart data range</td></tr></table></div>
+<div class="embedded" id="/docProps/thumbnail.jpeg"/>
+<div class="ocr">Thumbnail words</div>
+<p class="notes">Speaker <b>reminder</b> text</p>
+</body></html>"""
+
+
+def test_an_excluded_phrase_is_placed_where_tika_puts_it() -> None:
+    by_kind = format_visible.kinds(TIKA_LIKE, squeeze)
+    where = {phrase: format_visible.place(phrase, by_kind, squeeze) for phrase in (
+        "PowerPoint Presentation", "Click to add title", "Worksheet1.xlsx",
+        "resize chart data", "Thumbnail words", "Speaker reminder text", "Sales 1st Qtr",
+        "My Bar Chart Click")}
+    assert where == {
+        "PowerPoint Presentation": "metadata title", "Click to add title": "master slide",
+        "Worksheet1.xlsx": "embedded object", "resize chart data": "embedded object",
+        "Thumbnail words": "picture OCR", "Speaker reminder text": "notes",
+        "Sales 1st Qtr": "body",  # text directly in <body>, and a tail after a slide's div
+        "My Bar Chart Click": "unplaced"}  # spans a slide and its master
+
+
+def test_the_exclusion_table_counts_by_format_and_place() -> None:
+    rows = [(".doc", "body", False), (".doc", "metadata title", True),
+            (".pptx", "embedded object", False), (".pptx", "embedded object", True)]
+    table = format_visible.exclusion_table(rows)
+    assert table[2].startswith("| .doc* | 2 | 1 | 1 | 0 |") and table[2].endswith("| 1 |")
+    assert table[3].startswith("| .pptx | 2 | 0 | 0 | 2 |")
+    assert table[4].startswith("| **all** | 4 | 1 | 1 | 2 |") and table[4].endswith("| 2 |")
