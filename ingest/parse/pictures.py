@@ -9,6 +9,10 @@ document's text is still worth indexing); at most `max_pictures` are read per do
 costs about a second each), the others counted; a picture used again (a logo on every slide) is
 read once. Lines recognised with less than MIN_CONFIDENCE are a photograph's texture, not text.
 
+Vector pictures (EMF, WMF: diagrams, pasted charts, OLE objects' previews) hold their text as
+characters: it is read from their records (ingest.parse.metafile), exactly and without OCR; a
+damaged one is skipped with its reason (logged) and counted, the document read all the same.
+
 The OCR engine (and PyMuPDF, which ingest.parse.ocr imports) is loaded with the first picture
 worth reading, so a worker reading Word files without pictures never pays for it.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import logging
 import warnings
 from collections import Counter
 
@@ -25,6 +30,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from ingest.models import Block, BlockKind
+from ingest.parse import metafile
 from ingest.parse.result import ParseLimits
 from ingest.text import join_lines, normalize
 
@@ -32,7 +38,9 @@ MIN_SIDE = 16  # a line of legible text is taller; rules and borders are thinner
 MIN_LONG_SIDE = 200  # a word or more of text is wider; icons and bullets are smaller
 MAX_SIDE = 4000  # larger pictures are scaled down to this before OCR (text stays legible)
 MIN_CONFIDENCE = 0.6
-FORMATS = ("PNG", "JPEG", "BMP", "TIFF", "GIF", "WEBP")  # never EPS, WMF, PSD …
+VECTOR_RECORDS = 1_000_000  # drawing records of all vector pictures of a document (seconds)
+FORMATS = ("PNG", "JPEG", "BMP", "TIFF", "GIF", "WEBP")  # never EPS, PSD … (EMF/WMF: metafile)
+log = logging.getLogger(__name__)
 # What Pillow raises on data it cannot read (unknown, truncated, damaged, a pixel bomb)
 _BAD_PICTURE = (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError)
 
@@ -46,6 +54,7 @@ class Pictures:
         self.seen: set[str] = set()
         self.skipped: Counter[str] = Counter()
         self.confidences: list[float] = []
+        self.vector_records = 0
 
     def block(self, blob: bytes, page: int) -> Block | None:
         """The picture's text as a paragraph ("图片文字: …"), or None for a picture without
@@ -54,6 +63,8 @@ class Pictures:
         if digest in self.seen:
             return None
         self.seen.add(digest)
+        if metafile.kind(blob) is not None:
+            return self._vector(blob, page)
         pixels = self._pixels(blob)
         if pixels is None:
             return None
@@ -69,13 +80,35 @@ class Pictures:
         return Block(kind=BlockKind.PARAGRAPH, text=f"图片文字: {text}", page=page, ocr=True,
                      ocr_confidence=round(mean, 4))
 
+    def _vector(self, blob: bytes, page: int) -> Block | None:
+        """An EMF or WMF picture's text, as drawn (no OCR, so no confidence), within the
+        document's budget of records (a file of many huge drawings costs seconds, not hours)."""
+        if self.vector_records >= VECTOR_RECORDS:
+            self.skipped["pictures_over_limit"] += 1
+            return None
+        try:
+            drawing = metafile.read(blob, VECTOR_RECORDS - self.vector_records)
+        except metafile.MetafileError as error:
+            self.vector_records += error.records
+            self.skipped["pictures_damaged"] += 1
+            log.warning("vector picture (EMF/WMF) on page %d skipped: %s", page, error)
+            return None
+        self.vector_records += drawing.records
+        if drawing.capped:
+            self.skipped["pictures_text_capped"] += 1
+        lines = [text for line in drawing.lines if (text := normalize(line))]
+        if not lines:
+            return None
+        text = functools.reduce(join_lines, lines)
+        return Block(kind=BlockKind.PARAGRAPH, text=f"图片文字: {text}", page=page)
+
     def _pixels(self, blob: bytes) -> np.ndarray | None:
         """The picture as BGR pixels, or None when it is not to be read."""
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 image = Image.open(io.BytesIO(blob), formats=FORMATS)
-        except _BAD_PICTURE:  # WMF/EMF vector pictures, damaged or unknown data
+        except _BAD_PICTURE:  # damaged or unknown data
             self.skipped["pictures_unreadable"] += 1
             return None
         with image:

@@ -194,9 +194,23 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped, pictures: Pictur
                 pieces.append(_Piece(_paragraph(label + alt, number), True))
             if (read := _picture_text(shape, number, pictures)) is not None:
                 pieces.append(_Piece(read, False))
+        elif isinstance(shape, GraphicFrame):  # an OLE object: the picture it shows
+            if (read := _preview_text(shape, number, pictures)) is not None:
+                pieces.append(_Piece(read, False))
         elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
             pieces += _text_pieces(shape, number, skipped)
     return pieces
+
+
+def _preview_text(frame: GraphicFrame, number: int, pictures: Pictures) -> Block | None:
+    """The text of the picture an embedded object shows (a Visio drawing's or a workbook's
+    EMF preview; an icon's caption): often all that is readable of a Visio diagram."""
+    for rel_id in frame.element.xpath(".//a:blip/@r:embed")[:1]:
+        try:
+            return pictures.block(frame.part.related_part(rel_id).blob, number)
+        except KeyError:  # a dangling relationship
+            return None
+    return None
 
 
 def _picture_text(shape: Picture, number: int, pictures: Pictures) -> Block | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import docx
 from docx.enum.style import WD_STYLE_TYPE
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.parts.document import DocumentPart
 from docx.styles.style import CharacterStyle
 from lxml import etree
@@ -89,7 +90,8 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     pictures = Pictures(limits)
     reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
     blocks = reader.blocks(document.element.body)
-    blocks += margin_blocks(margin_texts(document.part, limits.include_hidden), reader.page)
+    blocks += margin_blocks(margin_texts(document.part, limits.include_hidden)
+                            + _margin_pictures(document.part, pictures), reader.page)
     if limits.include_comments:
         blocks += [Block(kind=BlockKind.PARAGRAPH, text=f"批注：{text}", page=reader.page)
                    for text in comment_texts(document.part)]
@@ -103,6 +105,19 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     if title and not _PLACEHOLDER_TITLE.fullmatch(title):
         result.title, result.title_source = title, "metadata"
     return result
+
+
+def _margin_pictures(part: DocumentPart, pictures: Pictures) -> list[str]:
+    """The text of the headers' and footers' pictures (a letterhead's EMF with the company's
+    name), read once with the margins' text, after the body's pictures."""
+    texts = []
+    for rel in part.rels.values():
+        if rel.is_external or rel.reltype not in (RT.HEADER, RT.FOOTER):
+            continue
+        images = [image.target_part.blob for image in rel.target_part.rels.values()
+                  if not image.is_external and image.reltype == RT.IMAGE]
+        texts += [block.text for blob in images if (block := pictures.block(blob, 1))]
+    return texts
 
 
 @dataclass
