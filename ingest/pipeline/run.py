@@ -12,6 +12,7 @@ run goes on; what was published before keeps serving, and the next run retries i
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
 from ingest.graph.relink import relink
-from ingest.graph.titles import TitleIndex
+from ingest.graph.titles import TitleIndex, base, shortened
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
@@ -54,7 +55,8 @@ class _Outcome:
     tombstoned: list[str] = field(default_factory=list)
     selection: Selection = field(default_factory=Selection)
     written: dict[str, DocumentMeta] = field(default_factory=dict)  # version key → its meta
-    last_window: set[str] = field(default_factory=set)  # written with every title of the run
+    window_of: dict[str, int] = field(default_factory=dict)  # version key → its window
+    added: list[set[str]] = field(default_factory=list)  # per window: the titles it brought
     chunks: ChunkCounts = field(default_factory=ChunkCounts)
     triples: dict[str, list[Triple]] = field(default_factory=dict)  # of the written versions
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)  # of the planned versions
@@ -107,7 +109,8 @@ def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outco
     """One window's prepared versions dated, planned, embedded and written; what the summary
     needs of them is kept, their chunks are not."""
     jobs = date_versions(ctx.manifest, jobs, run.params.version)
-    titles = TitleIndex(ctx.manifest.titles() | {j.meta.title for j in jobs if j.meta.title})
+    known = ctx.manifest.titles()
+    titles = TitleIndex(known | {j.meta.title for j in jobs if j.meta.title})
     planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
     del jobs
     outcome.over_budget += sum(over_budget(p.job.chunks, run.tokens.count, run.tokens.max_tokens)
@@ -116,8 +119,9 @@ def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outco
                             if p.job.parse_report})
     outcome.llm_graph += sum((p.llm_graph for p in planned), Counter())
     written = _embed_and_write(ctx, embedder, outcome, planned) if planned else []
-    outcome.last_window = {w.planned.version_key for w in written}
+    outcome.added.append(ctx.manifest.titles() - known)
     for w in written:
+        outcome.window_of[w.planned.version_key] = len(outcome.added) - 1
         outcome.written[w.planned.version_key] = w.planned.job.meta
         outcome.triples[w.planned.version_key] = w.planned.triples
         for name in ChunkCounts.model_fields:
@@ -193,7 +197,7 @@ def _relink(ctx: RunContext, source: str, before: set[str], outcome: _Outcome) -
         with ctx.clock.stage("graph"), ctx.steps.store_writer():
             graph = open_graph(ctx.settings, outcome.generation)
             try:
-                relinked = relink(ctx.manifest, graph, before, outcome.last_window)
+                relinked = relink(ctx.manifest, graph, before, *_resolved(ctx, outcome))
                 for key in relinked:
                     if key in outcome.triples:
                         outcome.triples[key] = graph.triples(key)
@@ -203,6 +207,29 @@ def _relink(ctx: RunContext, source: str, before: set[str], outcome: _Outcome) -
     except Exception as exc:  # noqa: BLE001 - the run's writes stand; its citations stay as were
         ctx.fail(Failure.raised("graph", exc, source))
         return []
+
+
+def _resolved(ctx: RunContext, outcome: _Outcome) -> tuple[set[str], set[str]]:
+    """The run's versions whose citations saw every title of the run (no later window brought
+    one), and those that may name a later window's title without 《》 or article (their text
+    holds its base or short name): such a mention that resolved to nothing left no dangling
+    triple for relink to find, so they are resolved again."""
+    later: list[set[str]] = []
+    names: set[str] = set()
+    for added in reversed(outcome.added):
+        later.insert(0, set(names))
+        names |= {n for t in added for n in {base(t), *shortened(base(t))} if len(n) > 1}
+    complete, again = set(), set()
+    for key, window in outcome.window_of.items():
+        if not later[window]:
+            complete.add(key)
+            continue
+        meta = outcome.written[key]
+        text = unicodedata.normalize("NFKC", "".join(
+            c.text for c in ctx.manifest.version_chunks(meta.doc_id, meta.version_id))).lower()
+        if any(name in text for name in later[window]):
+            again.add(key)
+    return complete, again
 
 
 def _embed_and_write(ctx: RunContext, embedder: Embedder, outcome: _Outcome,
