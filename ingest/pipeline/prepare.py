@@ -49,10 +49,12 @@ class Selection:
 
 @dataclass
 class Preparing:
-    """What preparing keeps from one window of a run's files to the next: the chunk parameters
-    and tokenizer, the files' places, and what choosing found so far (a copy in a later window
-    is still a copy of the version an earlier one kept)."""
+    """What preparing keeps from one window of a run's files to the next: the parse pool (its
+    processes start once a run, not once a window), the chunk parameters and tokenizer, the
+    files' places, and what choosing found so far (a copy in a later window is still a copy of
+    the version an earlier one kept)."""
 
+    parser: ParsePool
     params: ChunkParams
     tokens: TokenCounter
     places: Places
@@ -69,19 +71,18 @@ def prepare(ctx: RunContext, run: Preparing, files: Sequence[tuple[Path, Path]],
     back when its file does (it was tombstoned because the file had gone) or with new content;
     one deleted by `kbflow delete` and unchanged stays deleted (and is listed). Files are parsed
     PARSE_WINDOW at a time, a window's documents side by side (`KBFLOW_PARSE_WORKERS`
-    processes, stopped before the window is embedded and written unless warm)."""
+    processes)."""
     parsed: list[Parsed] = []
     batch: list[Prepared] = []
-    with ctx.parser() as parser:
-        for i in window:
-            path, folder = files[i]
-            ctx.progress(i, len(files), path.name)
-            if item := select(ctx, run.params, run.selection, path, folder, run.places):
-                batch.append(item)
-            if len(batch) >= PARSE_WINDOW:
-                parsed += parse_window(ctx, parser, batch)
-                batch = []
-        parsed += parse_window(ctx, parser, batch)
+    for i in window:
+        path, folder = files[i]
+        ctx.progress(i, len(files), path.name)
+        if item := select(ctx, run.params, run.selection, path, folder, run.places):
+            batch.append(item)
+        if len(batch) >= PARSE_WINDOW:
+            parsed += parse_window(ctx, run.parser, batch)
+            batch = []
+    parsed += parse_window(ctx, run.parser, batch)
     # versions recognised from the text decide doc ids and versions, so before chunking
     with ctx.clock.stage("parse"):
         docs = identify([p.doc for p in parsed], ctx.manifest)

@@ -87,8 +87,8 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     ctx.manifest.start_run(ctx.run_id, source)
     before = ctx.manifest.titles()
     outcome.tombstoned = _tombstone(ctx, deleted)
-    with ctx.embedder() as embedder:
-        run = Preparing(params, ctx.tokens(), Places(ctx.manifest), outcome.selection)
+    with ctx.parser() as parser, ctx.embedder() as embedder:
+        run = Preparing(parser, params, ctx.tokens(), Places(ctx.manifest), outcome.selection)
         encoded = Counter(embedder.encoded)
         for start in range(0, len(files), FILE_WINDOW):
             window = range(start, min(start + FILE_WINDOW, len(files)))
