@@ -112,7 +112,6 @@ def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outco
     known = ctx.manifest.titles()
     titles = TitleIndex(known | {j.meta.title for j in jobs if j.meta.title})
     planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
-    del jobs
     outcome.over_budget += sum(over_budget(p.job.chunks, run.tokens.count, run.tokens.max_tokens)
                                for p in planned)
     outcome.reports.update({p.version_key: p.job.parse_report for p in planned
