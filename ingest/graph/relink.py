@@ -47,16 +47,18 @@ def stale(triples: Sequence[Triple], titles: TitleIndex, gone: Collection[str]) 
 
 
 def relink(manifest: ManifestStore, graph: GraphStore, before: set[str],
-           skip: Collection[str] = ()) -> list[str]:
+           skip: Collection[str] = (), also: Collection[str] = ()) -> list[str]:
     """Re-resolve the published citations that the change from the titles `before` to the
     manifest's titles now affects, except in the versions `skip` (written through the new
-    titles already); returns the version keys whose graph rows changed."""
+    titles already), and those of the versions `also` (that may name a new title without 《》
+    or article: such a mention that resolved to nothing left no triple to find); returns the
+    version keys whose graph rows changed."""
     after = manifest.titles()
     gone = {canonical(t) for t in before} - {canonical(t) for t in after}
     if after <= before and not gone:
         return []
     titles = TitleIndex(after)
-    keys = stale(graph.relations(CITES), titles, gone) - set(skip)
+    keys = (stale(graph.relations(CITES), titles, gone) | set(also)) - set(skip)
     published = {r.version_key: r for r in manifest.documents()
                  if r.version_key in keys and r.state == State.READY}
     changed = []

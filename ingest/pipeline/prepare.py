@@ -47,35 +47,47 @@ class Selection:
     kept: dict[str, tuple[str, str]] = field(default_factory=dict)  # file hash → version
 
 
-def prepare(ctx: RunContext, files: Sequence[tuple[Path, Path]], params: ChunkParams,
-            tokens: TokenCounter) -> tuple[list[VersionJob], Selection]:
-    """Parse and chunk every new, changed or unfinished version among `files` (each path with
-    the folder its doc id derives from).
+@dataclass
+class Preparing:
+    """What preparing keeps from one window of a run's files to the next: the parse pool (its
+    processes start once a run, not once a window), the chunk parameters and tokenizer, the
+    files' places, and what choosing found so far (a copy in a later window is still a copy of
+    the version an earlier one kept)."""
+
+    parser: ParsePool
+    params: ChunkParams
+    tokens: TokenCounter
+    places: Places
+    selection: Selection = field(default_factory=Selection)
+
+
+def prepare(ctx: RunContext, run: Preparing, files: Sequence[tuple[Path, Path]],
+            window: range) -> list[VersionJob]:
+    """Parse and chunk every new, changed or unfinished version among the `window` of `files`
+    (each path with the folder its doc id derives from).
 
     Identical files (same bytes, same sidecar, at least MIN_DUPLICATE_BYTES) are ingested once;
     the other paths are collected under the version they are copies of. A deleted version comes
     back when its file does (it was tombstoned because the file had gone) or with new content;
     one deleted by `kbflow delete` and unchanged stays deleted (and is listed). Files are parsed
-    in windows, a window's documents side by side (`KBFLOW_PARSE_WORKERS` processes)."""
-    selection = Selection()
+    PARSE_WINDOW at a time, a window's documents side by side (`KBFLOW_PARSE_WORKERS`
+    processes)."""
     parsed: list[Parsed] = []
-    window: list[Prepared] = []
-    places = Places(ctx.manifest)
-    with ctx.parser() as parser:
-        for i, (path, folder) in enumerate(files, start=1):
-            ctx.progress(i - 1, len(files), path.name)
-            if item := select(ctx, params, selection, path, folder, places):
-                window.append(item)
-            if len(window) >= PARSE_WINDOW:
-                parsed += parse_window(ctx, parser, window)
-                window = []
-        parsed += parse_window(ctx, parser, window)
+    batch: list[Prepared] = []
+    for i in window:
+        path, folder = files[i]
+        ctx.progress(i, len(files), path.name)
+        if item := select(ctx, run.params, run.selection, path, folder, run.places):
+            batch.append(item)
+        if len(batch) >= PARSE_WINDOW:
+            parsed += parse_window(ctx, run.parser, batch)
+            batch = []
+    parsed += parse_window(ctx, run.parser, batch)
     # versions recognised from the text decide doc ids and versions, so before chunking
     with ctx.clock.stage("parse"):
         docs = identify([p.doc for p in parsed], ctx.manifest)
-    jobs = chunk_all(ctx, params, tokens,
+    return chunk_all(ctx, run.params, run.tokens,
                      [Parsed(p.path, p.root, doc) for p, doc in zip(parsed, docs, strict=True)])
-    return jobs, selection
 
 
 @dataclass(frozen=True)

@@ -12,44 +12,57 @@ run goes on; what was published before keeps serving, and the next run retries i
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.chunk import chunk_params, over_budget
 from ingest.config import Settings
 from ingest.embed import Embedder
 from ingest.graph.quality import graph_quality
 from ingest.graph.relink import relink
-from ingest.graph.titles import TitleIndex
+from ingest.graph.titles import TitleIndex, base, shortened
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import FILE_GONE, Generation
-from ingest.models import Chunk, ChunkKind, State
+from ingest.models import Chunk, ChunkKind, DocumentMeta, State, Triple, version_key
 from ingest.pipeline.context import ENCODING, RunContext
 from ingest.pipeline.failures import Failure
-from ingest.pipeline.job import Planned, Written
+from ingest.pipeline.job import Planned, VersionJob, Written
 from ingest.pipeline.plan import date_versions, plan
-from ingest.pipeline.prepare import Selection, prepare
+from ingest.pipeline.prepare import Places, Preparing, Selection, prepare
 from ingest.pipeline.report import STAGES, ChunkCounts, IngestSummary, ParseRunReport
 from ingest.pipeline.write import WRITE_GROUP, write
 from ingest.stores import Stores, open_graph, open_stores
 
 EMBED_BATCH = 1_024  # chunks per embed step
+# Files taken from reading to READY at a time: a run holds one window's chunks, parse reports
+# and vectors, not the corpus's (bench/RESULTS.md, "Memory bounded by windows of files").
+FILE_WINDOW = 64
 
 
 @dataclass
 class _Outcome:
-    """What a run did, for its summary."""
+    """What a run did, for its summary: counts and the small per-version records, summed over
+    its windows (a window's chunks are dropped once it is written)."""
 
     generation: str
     files: int
     started: float = field(default_factory=time.perf_counter)
     tombstoned: list[str] = field(default_factory=list)
     selection: Selection = field(default_factory=Selection)
-    planned: list[Planned] = field(default_factory=list)
-    written: list[Written] = field(default_factory=list)
+    written: dict[str, DocumentMeta] = field(default_factory=dict)  # version key → its meta
+    window_of: dict[str, int] = field(default_factory=dict)  # version key → its window
+    added: list[set[str]] = field(default_factory=list)  # per window: the titles it brought
+    chunks: ChunkCounts = field(default_factory=ChunkCounts)
+    triples: dict[str, list[Triple]] = field(default_factory=dict)  # of the written versions
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)  # of the planned versions
+    llm_graph: Counter[str] = field(default_factory=Counter)
+    read: int = 0  # files read so far (the progress bar's documents)
+    queued: int = 0  # chunks handed to the embed stage so far (the progress bar's total)
     embedded: int = 0
     encoded: Counter[str] = field(default_factory=Counter)  # "model texts|sentences" → count
     over_budget: int = 0
@@ -60,7 +73,13 @@ class _Outcome:
 def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]],
                  deleted: Sequence[str] = ()) -> IngestSummary:
     """Bring `ctx.manifest`'s generation up to date with `files` (each path with the folder its
-    doc id derives from) and tombstone the versions of the `deleted` paths."""
+    doc id derives from) and tombstone the versions of the `deleted` paths.
+
+    The files go FILE_WINDOW at a time from reading to READY, so memory is bounded by a window,
+    not by the corpus. What is run-wide reads the manifest as earlier windows publish: a later
+    version dates the earlier ones (date_versions rewrites their end dates), a citation of a
+    document in a later window is resolved by the relink at the end, a copy is a copy of the
+    version any window kept."""
     _ = ctx.scopes  # a bad tenant parents file stops the run here, before anything is written
     params = chunk_params(ctx.settings)
     generation = current_generation(ctx.manifest, ctx.settings, params.version)
@@ -68,22 +87,58 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     ctx.manifest.start_run(ctx.run_id, source)
     before = ctx.manifest.titles()
     outcome.tombstoned = _tombstone(ctx, deleted)
-    tokens = ctx.tokens()
-    jobs, outcome.selection = prepare(ctx, files, params, tokens)
-    jobs = date_versions(ctx.manifest, jobs, params.version)
-    titles = TitleIndex(ctx.manifest.titles() | {j.meta.title for j in jobs if j.meta.title})
-    outcome.planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
-    outcome.over_budget = sum(over_budget(p.job.chunks, tokens.count, tokens.max_tokens)
-                              for p in outcome.planned)
-    if outcome.over_budget:
-        ctx.log.warning("%d chunk(s) exceed the embedding model's %d-token input",
-                        outcome.over_budget, tokens.max_tokens)
-    _publish(ctx, generation, outcome)
-    outcome.tombstoned += _retire_replaced(ctx, outcome.written)
-    outcome.relinked = _relink(ctx, source, generation.generation, before, outcome.written)
+    with ctx.parser() as parser, ctx.embedder() as embedder:
+        run = Preparing(parser, params, ctx.tokens(), Places(ctx.manifest), outcome.selection)
+        encoded = Counter(embedder.encoded)
+        for start in range(0, len(files), FILE_WINDOW):
+            window = range(start, min(start + FILE_WINDOW, len(files)))
+            outcome.read = window.stop
+            _window(ctx, run, embedder, outcome, prepare(ctx, run, files, window))
+        outcome.encoded.update({f"{embedder.name} {k}": n
+                                for k, n in (embedder.encoded - encoded).items()})
+    _settle(ctx, outcome, run.tokens.max_tokens)
+    outcome.tombstoned += _retire_replaced(ctx, outcome.written.values())
+    outcome.relinked = _relink(ctx, source, before, outcome)
     summary = _summary(ctx, source, outcome)
     ctx.manifest.finish_run(ctx.run_id, summary.model_dump(mode="json"))
     return summary
+
+
+def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outcome,
+            jobs: list[VersionJob]) -> None:
+    """One window's prepared versions dated, planned, embedded and written; what the summary
+    needs of them is kept, their chunks are not."""
+    jobs = date_versions(ctx.manifest, jobs, run.params.version)
+    known = ctx.manifest.titles()
+    titles = TitleIndex(known | {j.meta.title for j in jobs if j.meta.title})
+    planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
+    outcome.over_budget += sum(over_budget(p.job.chunks, run.tokens.count, run.tokens.max_tokens)
+                               for p in planned)
+    outcome.reports.update({p.version_key: p.job.parse_report for p in planned
+                            if p.job.parse_report})
+    outcome.llm_graph += sum((p.llm_graph for p in planned), Counter())
+    written = _embed_and_write(ctx, embedder, outcome, planned) if planned else []
+    outcome.added.append(ctx.manifest.titles() - known)
+    for w in written:
+        outcome.window_of[w.planned.version_key] = len(outcome.added) - 1
+        outcome.written[w.planned.version_key] = w.planned.job.meta
+        outcome.triples[w.planned.version_key] = w.planned.triples
+        for name in ChunkCounts.model_fields:
+            setattr(outcome.chunks, name, getattr(outcome.chunks, name)
+                    + len(getattr(w.planned.diff, name)))
+
+
+def _settle(ctx: RunContext, outcome: _Outcome, max_tokens: int) -> None:
+    """After the last window: the duplicates recorded, the tombstones cleaned up."""
+    if outcome.over_budget:
+        ctx.log.warning("%d chunk(s) exceed the embedding model's %d-token input",
+                        outcome.over_budget, max_tokens)
+    for (doc_id, version_id), paths in outcome.selection.duplicates.items():
+        ctx.manifest.set_duplicates(doc_id, version_id, paths)
+    if ctx.manifest.pending_cleanups():
+        with ctx.clock.stage("manifest"):
+            outcome.cleaned = cleanup_tombstones(
+                ctx.manifest, lambda g: open_generation(ctx.settings, g))
 
 
 def current_generation(manifest: ManifestStore, settings: Settings,
@@ -113,36 +168,39 @@ def _tombstone(ctx: RunContext, deleted: Sequence[str]) -> list[str]:
     return tombstoned
 
 
-def _retire_replaced(ctx: RunContext, written: Sequence[Written]) -> list[str]:
+def _retire_replaced(ctx: RunContext, written: Iterable[DocumentMeta]) -> list[str]:
     """A file that now holds another document (its sidecar's doc_id changed, or its text was
     recognised as a version of another document) no longer holds the one it held: that
     version's rows from this file would go on answering with stale text, so it is tombstoned."""
     retired = []
-    for w in written:
-        meta = w.planned.job.meta
+    for meta in written:
+        holds = version_key(meta.doc_id, meta.version_id)
         for record in ctx.manifest.documents(source_paths=[meta.source_path]):
             if record.doc_id != meta.doc_id and record.state != State.TOMBSTONED:
                 ctx.manifest.tombstone(record.doc_id, record.version_id,
-                                       f"its file now holds {w.planned.job.version_key}",
-                                       ctx.run_id)
+                                       f"its file now holds {holds}", ctx.run_id)
                 retired.append(record.version_key)
     return retired
 
 
-def _relink(ctx: RunContext, source: str, generation: str, before: set[str],
-            written: Sequence[Written]) -> list[str]:
+def _relink(ctx: RunContext, source: str, before: set[str], outcome: _Outcome) -> list[str]:
     """Published versions whose citations the run's new or deleted titles resolve otherwise,
-    rewritten in the graph without being ingested again (graph/relink.py)."""
-    record = ctx.manifest.get_generation(generation)
+    rewritten in the graph without being ingested again (graph/relink.py): those of earlier
+    runs, and this run's written before a later window brought the title they cite (the
+    summary's graph quality then counts their triples as rewritten)."""
+    record = ctx.manifest.get_generation(outcome.generation)
     if (ctx.settings.graph_extractor == "llm" or record is None or record.dimension is None
             or ctx.manifest.titles() == before):
         return []
     try:
         with ctx.clock.stage("graph"), ctx.steps.store_writer():
-            graph = open_graph(ctx.settings, generation)
+            graph = open_graph(ctx.settings, outcome.generation)
             try:
-                return relink(ctx.manifest, graph, before,
-                              {w.planned.version_key for w in written})
+                relinked = relink(ctx.manifest, graph, before, *_resolved(ctx, outcome))
+                for key in relinked:
+                    if key in outcome.triples:
+                        outcome.triples[key] = graph.triples(key)
+                return relinked
             finally:
                 graph.close()
     except Exception as exc:  # noqa: BLE001 - the run's writes stand; its citations stay as were
@@ -150,24 +208,36 @@ def _relink(ctx: RunContext, source: str, generation: str, before: set[str],
         return []
 
 
-def _publish(ctx: RunContext, generation: Generation, outcome: _Outcome) -> None:
-    """Embed and write the planned versions, then record duplicates and clean up tombstones."""
-    settings, manifest = ctx.settings, ctx.manifest
-    with ctx.embedder() as embedder:
-        if outcome.planned:
-            _embed_and_write(ctx, embedder, generation, outcome)
-    for (doc_id, version_id), paths in outcome.selection.duplicates.items():
-        manifest.set_duplicates(doc_id, version_id, paths)
-    if manifest.pending_cleanups():
-        with ctx.clock.stage("manifest"):
-            outcome.cleaned = cleanup_tombstones(manifest, lambda g: open_generation(settings, g))
+def _resolved(ctx: RunContext, outcome: _Outcome) -> tuple[set[str], set[str]]:
+    """The run's versions whose citations saw every title of the run (no later window brought
+    one), and those that may name a later window's title without 《》 or article (their text
+    holds its base or short name): such a mention that resolved to nothing left no dangling
+    triple for relink to find, so they are resolved again."""
+    later: list[set[str]] = []
+    names: set[str] = set()
+    for added in reversed(outcome.added):
+        later.insert(0, set(names))
+        names |= {n for t in added for n in {base(t), *shortened(base(t))} if len(n) > 1}
+    complete, again = set(), set()
+    for key, window in outcome.window_of.items():
+        if not later[window]:
+            complete.add(key)
+            continue
+        meta = outcome.written[key]
+        text = unicodedata.normalize("NFKC", "".join(
+            c.text for c in ctx.manifest.version_chunks(meta.doc_id, meta.version_id))).lower()
+        if any(name in text for name in later[window]):
+            again.add(key)
+    return complete, again
 
 
-def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation,
-                     outcome: _Outcome) -> None:
-    before = Counter(embedder.encoded)
+def _embed_and_write(ctx: RunContext, embedder: Embedder, outcome: _Outcome,
+                     planned: Sequence[Planned]) -> list[Written]:
+    """A window's planned versions embedded, then written (the stores opened for the window)."""
     with ctx.clock.stage("embed"):
-        _embed(ctx, embedder, outcome)
+        _embed(ctx, embedder, outcome, planned)
+    generation = ctx.manifest.get_generation(outcome.generation)
+    assert generation is not None
     if generation.dimension is None:
         ctx.manifest.record_dimension(generation.generation, embedder.dimension)
     with ctx.steps.store_writer():
@@ -176,39 +246,44 @@ def _embed_and_write(ctx: RunContext, embedder: Embedder, generation: Generation
         try:
             if generation.dimension is None and generation.status == "serving":
                 stores.activate()  # the very first ingest: the aliases name g1 from now on
-            ctx.progress(outcome.files, outcome.files, "writing the stores")
-            _write(ctx, stores, embedder, outcome)
+            ctx.progress(outcome.read, outcome.files, "writing the stores")
+            written = _write(ctx, stores, embedder, outcome, planned)
             if stores.crosslingual is not None:
                 outcome.encoded.update({f"{stores.crosslingual.model} {k}": n for k, n
                                         in stores.crosslingual.encoded.items()})
+            return written
         finally:
             stores.close()
-    outcome.encoded.update({f"{embedder.name} {k}": n
-                            for k, n in (embedder.encoded - before).items()})
 
 
-def _embed(ctx: RunContext, embedder: Embedder, outcome: _Outcome) -> None:
+def _embed(ctx: RunContext, embedder: Embedder, outcome: _Outcome,
+           planned: Sequence[Planned]) -> None:
     """The chunk vectors of the planned writes into the vector cache, EMBED_BATCH chunks at a
-    time: the progress bar moves (ENCODING), and the encoder's work is bounded by a batch, not
-    by the run. They are dropped here and read back a write group at a time (_write)."""
-    wanted = _embedded(outcome.planned)
+    time: the progress bar moves (ENCODING, counted over the run's windows so far), and the
+    encoder's work is bounded by a batch. They are dropped here and read back a write group at
+    a time (_write)."""
+    wanted = _embedded(planned)
+    done, outcome.queued = outcome.queued, outcome.queued + len(wanted)
     for start in range(0, len(wanted), EMBED_BATCH):
-        ctx.progress(start, len(wanted), ENCODING)
+        ctx.progress(done + start, outcome.queued, ENCODING)
         outcome.embedded += ctx.steps.embed(embedder, wanted[start : start + EMBED_BATCH])[1]
-    ctx.progress(len(wanted), len(wanted), ENCODING)
+    ctx.progress(outcome.queued, outcome.queued, ENCODING)
 
 
-def _write(ctx: RunContext, stores: Stores, embedder: Embedder, outcome: _Outcome) -> None:
+def _write(ctx: RunContext, stores: Stores, embedder: Embedder, outcome: _Outcome,
+           planned: Sequence[Planned]) -> list[Written]:
     """The planned versions written WRITE_GROUP at a time, each group with its vectors read
     back from the cache the embed stage filled: a run holds one group's vectors, not the
     corpus's (peak RSS 933 → 835 MiB on 117 law files, bench/RESULTS.md). A vector missing
     there (a cache cleared meanwhile) is computed again."""
-    for start in range(0, len(outcome.planned), WRITE_GROUP):
-        group = outcome.planned[start : start + WRITE_GROUP]
+    written = []
+    for start in range(0, len(planned), WRITE_GROUP):
+        group = planned[start : start + WRITE_GROUP]
         with ctx.clock.stage("embed"):
             vectors, computed = embedder.embed_chunks(_embedded(group))
         outcome.embedded += computed
-        outcome.written += write(ctx, stores, group, vectors)
+        written += write(ctx, stores, group, vectors)
+    return written
 
 
 def _embedded(planned: Sequence[Planned]) -> list[Chunk]:
@@ -216,28 +291,19 @@ def _embedded(planned: Sequence[Planned]) -> list[Chunk]:
     return [c for p in planned for c in p.diff.writes if c.kind != ChunkKind.PARENT]
 
 
-def _chunk_counts(written: Sequence[Written]) -> ChunkCounts:
-    diffs = [w.planned.diff for w in written]
-    return ChunkCounts(**{name: sum(len(getattr(d, name)) for d in diffs)
-                          for name in ChunkCounts.model_fields})
-
-
 def _summary(ctx: RunContext, source: str, outcome: _Outcome) -> IngestSummary:
-    triples = [t for w in outcome.written for t in w.planned.triples]
-    reports = {p.version_key: p.job.parse_report for p in outcome.planned if p.job.parse_report}
+    triples = [t for found in outcome.triples.values() for t in found]
     selection = outcome.selection
     return IngestSummary(
         run_id=ctx.run_id, source=source, generation=outcome.generation, files=outcome.files,
         documents=ctx.manifest.state_counts(),
         skipped_unchanged=selection.skipped, written=len(outcome.written),
-        chunks=_chunk_counts(outcome.written), embedded=outcome.embedded,
-        encoded=dict(outcome.encoded),
+        chunks=outcome.chunks, embedded=outcome.embedded, encoded=dict(outcome.encoded),
         over_budget_chunks=outcome.over_budget, triples=len(triples),
-        graph=graph_quality(triples, ctx.manifest.titles(),
-                            sum((p.llm_graph for p in outcome.planned), Counter())),
+        graph=graph_quality(triples, ctx.manifest.titles(), outcome.llm_graph),
         tombstoned=outcome.tombstoned, relinked=outcome.relinked, lifted=selection.lifted,
         cleaned=outcome.cleaned,
-        failures=ctx.failures, parse=ParseRunReport.of(reports, ctx.failures,
+        failures=ctx.failures, parse=ParseRunReport.of(outcome.reports, ctx.failures,
                                                          ctx.settings.min_coverage),
         duplicates={f"{d}@{v}": paths for (d, v), paths in selection.duplicates.items() if paths},
         seconds={s: round(ctx.clock.seconds[s], 3) for s in STAGES},
