@@ -15,7 +15,9 @@ malformed body is a 422, never a 500.
 
 An accepted event is written to an SQLite outbox under the data directory before the 202 reply,
 so an event the sender saw accepted is never lost. A background thread waits until events stop
-arriving for a debounce window, resolves each event's path (symlinks and `..` included) and
+arriving for a debounce window, except for an event arriving after a window in which nothing
+went out: that one goes at once (a lone edit waits no debounce), those after it coalesce. It
+resolves each event's path (symlinks and `..` included) and
 quarantines, with its reason, any that leaves the document roots; it keeps the last event per
 path and starts the incremental deployment with the changed and deleted paths, in as many runs
 as keep each run's parameters under Prefect's limit. An event is done when the run it went out
@@ -355,6 +357,7 @@ class Dispatcher:
         self.last_error: str | None = None
         self._retry_at = 0.0
         self._collect_at = 0.0
+        self._sent_at = 0.0  # when a run was last started
 
     def tick(self, now: float) -> str | None:
         """Collect outcomes, then send the pending events on if they are due; the id of the
@@ -367,7 +370,10 @@ class Dispatcher:
             return None
         quiet = now - events[-1].received_at >= self.debounce
         overdue = now - events[0].received_at >= 10 * self.debounce  # a steady stream goes out
-        if not (quiet or overdue):
+        # leading edge: the first event after an idle window goes out at once (a one-file edit
+        # waits no debounce); those that follow it within the window coalesce as above
+        leading = events[0].received_at - self._sent_at >= self.debounce
+        if not (quiet or overdue or leading):
             return None
         valid: list[tuple[int, str, str]] = []
         retried: list[tuple[int, str, str]] = []
@@ -419,7 +425,7 @@ class Dispatcher:
             log.warning("triggering the incremental run failed (%d event(s) kept): %s",
                         len(ids), error)
             return None
-        self.failures, self.last_error, self._retry_at = 0, None, 0.0
+        self.failures, self.last_error, self._retry_at, self._sent_at = 0, None, 0.0, now
         paths = {i: path for path, (_, event_ids) in group.items() for i in event_ids}
         self.store.mark_dispatched(paths, run_id)
         if self.tracker is None:  # nobody to report outcomes: started is as far as we know

@@ -273,8 +273,11 @@ def test_3_an_event_is_done_only_when_its_run_recorded_its_outcome(
     roots_env(monkeypatch, site["docs"])
     (site["docs"] / "empty.md").write_bytes(b"")
     runs: list[str] = []
+    ready = threading.Event()
 
     def run_now(changed: list[str], deleted: list[str]) -> str:
+        if not ready.is_set():  # an outage until all three are in: then they go out together
+            raise ConnectionError("held back")
         runs.append(incremental_flow(changed, deleted, str(hook.data_dir)).run_id)
         return runs[-1]
 
@@ -282,6 +285,7 @@ def test_3_an_event_is_done_only_when_its_run_recorded_its_outcome(
     with receiver(hook, run_now, manifest_tracker(hook)) as url:
         for uri in ("leave.md", "empty.md", f"file://{site['docs']}/../outside/secret.md"):
             assert post(url, {"type": "updated", "uri": uri}).status_code == 202
+        ready.set()
         wait_for(lambda: all(e["status"] not in ("pending", "dispatched")
                              for e in outbox(hook)), seconds=120)
     events = outbox(hook)

@@ -171,20 +171,52 @@ def test_accepted_events_survive_a_trigger_outage_and_a_restart(hook_settings: S
 
 def test_a_burst_is_debounced_into_one_run_with_the_last_event_per_uri(
         hook_settings: Settings) -> None:
-    hook_settings.webhook_debounce_seconds = 1.0  # the burst must fit in one window on a busy box
+    hook_settings.webhook_debounce_seconds = 2.0  # the burst must fit in one window on a busy box
     trigger = Recorder()
-    burst = [("created", "a.md"), ("updated", "b.md"), ("updated", "a.md"),
-             ("deleted", "b.md"), ("deleted", "c.md"), ("created", "c.md")]
+    burst = [("updated", "b.md"), ("updated", "a.md"), ("deleted", "b.md"), ("deleted", "c.md"),
+             ("created", "c.md")]
     with receiver(hook_settings, trigger) as url:
-        for kind, uri in burst:
+        assert post(url, {"type": "created", "uri": "a.md"}).status_code == 202
+        wait_for(lambda: trigger.calls)  # the idle dispatcher sends the first event at once
+        for kind, uri in burst:  # those right after it wait for a quiet window, together
             assert post(url, {"type": kind, "uri": uri}).status_code == 202
-        wait_for(lambda: trigger.calls)
-        time.sleep(1.5)  # a second call would come within this
-        assert post(url, {"type": "updated", "uri": "a.md"}).status_code == 202
         wait_for(lambda: len(trigger.calls) == 2)
+        time.sleep(2.5)  # a third call would come within this
+        assert len(trigger.calls) == 2
+        posted = time.monotonic()  # idle for over a window again: no debounce wait
+        assert post(url, {"type": "updated", "uri": "a.md"}).status_code == 202
+        wait_for(lambda: len(trigger.calls) == 3)
+        assert time.monotonic() - posted < 1.5  # a quiet window alone would be 2 s
     a, b, c = (at(hook_settings, name) for name in ("a.md", "b.md", "c.md"))
-    assert trigger.calls[0] == ([a, c], [b])
-    assert trigger.calls[1] == ([a], [])
+    assert trigger.calls == [([a], []), ([a, c], [b]), ([a], [])]
+
+
+def test_the_leading_edge_sends_at_once_only_after_an_idle_window(
+        hook_settings: Settings) -> None:
+    """An event after a window with nothing sent goes out at the next tick; events within a
+    window of a run coalesce until quiet, or until a steady stream is overdue."""
+    outbox, t = store(hook_settings), time.time()
+    trigger = Recorder()
+    dispatcher = Dispatcher(outbox, trigger, debounce=1.0, keep=3600,
+                            roots=hook_settings.document_roots)
+    outbox.add(ChangeEvent(type="updated", uri="a.md"), "sig-1", t)
+    assert dispatcher.tick(t + 0.01) == "run-1"
+    outbox.add(ChangeEvent(type="updated", uri="b.md"), "sig-2", t + 0.5)
+    outbox.add(ChangeEvent(type="updated", uri="c.md"), "sig-3", t + 1.2)
+    assert dispatcher.tick(t + 1.3) is None  # b.md came within a window of run-1
+    assert dispatcher.tick(t + 2.2) == "run-2"  # a quiet window after c.md
+    sent_at = []
+    for i in range(20):  # a steady stream, one event every 0.6 s, starting right after run-2
+        outbox.add(ChangeEvent(type="updated", uri=f"s{i}.md"), f"sig-s{i}", t + 2.4 + 0.6 * i)
+        if dispatcher.tick(t + 2.45 + 0.6 * i):
+            sent_at.append(i)
+    assert sent_at == [17]  # only once the stream's first event waited 10 windows
+    assert dispatcher.tick(t + 16) == "run-4"  # the rest of the stream, after a quiet window
+    outbox.add(ChangeEvent(type="deleted", uri="d.md"), "sig-4", t + 20)
+    assert dispatcher.tick(t + 20.01) == "run-5"  # idle for more than a window
+    b, c, d = (at(hook_settings, n) for n in ("b.md", "c.md", "d.md"))
+    assert trigger.calls[1] == ([b, c], []) and trigger.calls[4] == ([], [d])
+    assert [len(changed) for changed, _ in trigger.calls[2:4]] == [18, 2]
 
 
 def test_dispatched_events_are_pruned_after_the_retention(hook_settings: Settings) -> None:

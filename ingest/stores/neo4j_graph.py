@@ -16,6 +16,7 @@ Reading (`paths`, `entities`): chunk nodes and relations carry their source chun
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -178,6 +179,23 @@ def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
              "hidden": list(flt.hidden_keys)})
 
 
+# (uri, database) whose schema statements this process ran: they cost ~0.2 s per open, which a
+# one-file edit paid on every store open; a database whose schema is dropped while the process
+# runs gets it back at the next process start (the statements are idempotent).
+_SCHEMA_DONE: set[tuple[str, str | None]] = set()
+_SCHEMA_LOCK = threading.Lock()
+
+
+def _ensure_schema(driver: Driver, uri: str, database: str | None) -> None:
+    """Run the schema statements once per process and database."""
+    with _SCHEMA_LOCK:
+        if (uri, database) in _SCHEMA_DONE:
+            return
+        for statement in _SCHEMA:
+            driver.execute_query(statement, database_=database)
+        _SCHEMA_DONE.add((uri, database))
+
+
 def _batches(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [rows[i : i + _BATCH] for i in range(0, len(rows), _BATCH)]
 
@@ -192,8 +210,7 @@ class Neo4jGraphStore:
         self._database = database
         self._driver: Driver = GraphDatabase.driver(uri, auth=auth)
         try:
-            for statement in _SCHEMA:
-                self._driver.execute_query(statement, database_=database)
+            _ensure_schema(self._driver, uri, database)
         except BaseException:
             self._driver.close()
             raise
