@@ -167,8 +167,9 @@ class Settings(BaseSettings):
                                        "key to its tenant and ACL groups; unset: no /search")
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8787
-    webhook_debounce_seconds: float = Field(0.5, description="events are sent on once none has "
-                                            "arrived for this long (or the oldest waited 10×)")
+    webhook_debounce_seconds: float = Field(
+        0.5, description="an event after an idle window goes out at once; later ones once none "
+                         "has arrived for this long (or the oldest waited 10×)")
     webhook_max_age_seconds: float = Field(300, description="older signed timestamps are replays")
     webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
                                      "long (never within the replay window)")
