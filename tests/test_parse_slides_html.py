@@ -281,3 +281,16 @@ def test_pptx_notes_page_header_and_footer_read_once_not_as_notes() -> None:
     assert not [b for b in doc.blocks if b.text.startswith("Speaker notes:")]
     chunked = "\n".join(c.text for c in chunk_document(doc))
     assert "Notes header" in chunked and "Notes footer" in chunked
+
+
+def test_a_macro_enabled_deck_is_read_as_a_deck_its_macros_never_run() -> None:
+    """poi's PPTWithAttachments.pptm (bench/format_corpus/metafiles, PROVENANCE.md): a .pptm is
+    a .pptx package with a VBA part; its slides, notes and embedded documents are read, the VBA
+    part is not (nothing of it is text a reader sees)."""
+    path = Path(__file__).parents[1] / "bench/format_corpus/metafiles/PPTWithAttachments.pptm"
+    doc = parse(path)
+    found = texts(doc)
+    assert "Here we test embeddings" in found
+    assert "Speaker notes: кўрмоқ, три, ahorseback" in found
+    assert "This is an embedded word doc" in found
+    assert not [t for t in found if "vbaProject" in t or "Attribute VB_" in t]

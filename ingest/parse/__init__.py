@@ -46,7 +46,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     ".txt": ("markdown_text", "parse_text_file"),
     ".html": ("webpage", "parse_html"), ".htm": ("webpage", "parse_html"),
     ".docx": ("word", "parse_docx"),
-    ".pptx": ("slides", "parse_pptx"),
+    ".pptx": ("slides", "parse_pptx"), ".pptm": ("slides", "parse_pptx"),  # macros never run
     ".xlsx": ("spreadsheet", "parse_xlsx"), ".xlsm": ("spreadsheet", "parse_xlsx"),
     ".csv": ("delimited", "parse_csv"), ".tsv": ("delimited", "parse_tsv"),
     # converted to OOXML by LibreOffice, then read by the parsers above
@@ -56,8 +56,9 @@ PARSERS: dict[str, tuple[str, str]] = {
     ".epub": ("epub", "parse_epub"), ".ofd": ("ofd", "parse_ofd"),
 }
 SUPPORTED_SUFFIXES = set(PARSERS)
-_RUNS_COUNTED = {".docx", ".pptx"}  # whose text runs are counted apart from the parser
-_ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX"}
+_RUNS_COUNTED = {".docx", ".pptx", ".pptm"}  # whose text runs are counted apart from the parser
+_ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".pptm": "PPTX", ".xlsx": "XLSX",
+                ".xlsm": "XLSX"}
 
 __all__ = [
     "PARSER_VERSION",
