@@ -52,7 +52,7 @@ _IMPRESS = (f'pdf:impress_pdf_Export:{{{_PICTURES},'
             '"ExportNotesPages":{"type":"boolean","value":"true"}}')
 EXPORTS = {".doc": _WRITER, ".docx": _WRITER, ".odt": _WRITER, ".rtf": _WRITER,
            ".wps": _WRITER, ".xls": _CALC, ".xlsx": _CALC, ".xlsm": _CALC, ".ods": _CALC,
-           ".ppt": _IMPRESS, ".pptx": _IMPRESS, ".odp": _IMPRESS}
+           ".ppt": _IMPRESS, ".pptx": _IMPRESS, ".pptm": _IMPRESS, ".odp": _IMPRESS}
 # formats kbflow itself reads through LibreOffice (ingest/parse/convert.py)
 CONVERTED = {".doc", ".xls", ".ppt", ".rtf", ".odt", ".ods", ".odp", ".wps"}
 # Tika XHTML class -> where an excluded phrase sits; text under none of them is body text
