@@ -82,6 +82,19 @@ def text_of(doc: ParsedDocument) -> str:
     return "\n".join(block.text for block in doc.blocks)
 
 
+@pytest.mark.parametrize(("target", "suffix"), [("dotx:MS Word 2007 XML Template", ".dotx"),
+                                                 ("docm:MS Word 2007 XML VBA", ".docm")])
+def test_a_word_template_or_macro_enabled_document_is_read_as_word(
+        legacy: Path, tmp_path: Path, target: str, suffix: str) -> None:
+    """A template (.dotx: the 公文 a department fills in) and a macro-enabled document (.docm)
+    hold the same WordprocessingML as a .docx: the Word parser reads them directly, written
+    here by LibreOffice; macros are never read or run."""
+    soffice_convert([legacy / "policy.docx"], target, tmp_path)
+    doc = parse(tmp_path / f"policy{suffix}")
+    assert doc.blocks[0].text == TEXT[0] and doc.blocks[0].level == 1
+    assert "降低采购成本" in text_of(doc) and "purchasing committee" in text_of(doc)
+
+
 @pytest.mark.parametrize("name", ["policy.doc", "policy.rtf", "policy.odt", "policy.wps"])
 def test_word_processor_files_are_read_through_libreoffice(legacy: Path, name: str) -> None:
     doc = parse(legacy / name)

@@ -45,7 +45,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     ".markdown": ("markdown_text", "parse_markdown_file"),
     ".txt": ("markdown_text", "parse_text_file"),
     ".html": ("webpage", "parse_html"), ".htm": ("webpage", "parse_html"),
-    ".docx": ("word", "parse_docx"),
+    **dict.fromkeys((".docx", ".docm", ".dotx", ".dotm"), ("word", "parse_docx")),
     ".pptx": ("slides", "parse_pptx"), ".pptm": ("slides", "parse_pptx"),  # macros never run
     ".xlsx": ("spreadsheet", "parse_xlsx"), ".xlsm": ("spreadsheet", "parse_xlsx"),
     ".csv": ("delimited", "parse_csv"), ".tsv": ("delimited", "parse_tsv"),
@@ -56,9 +56,10 @@ PARSERS: dict[str, tuple[str, str]] = {
     ".epub": ("epub", "parse_epub"), ".ofd": ("ofd", "parse_ofd"),
 }
 SUPPORTED_SUFFIXES = set(PARSERS)
-_RUNS_COUNTED = {".docx", ".pptx", ".pptm"}  # whose text runs are counted apart from the parser
-_ZIP_FORMATS = {".docx": "DOCX", ".pptx": "PPTX", ".pptm": "PPTX", ".xlsx": "XLSX",
-                ".xlsm": "XLSX"}
+# whose text runs are counted apart from the parser
+_RUNS_COUNTED = {".docx", ".docm", ".dotx", ".dotm", ".pptx", ".pptm"}
+_ZIP_FORMATS = {".docx": "DOCX", ".docm": "DOCX", ".dotx": "DOCX", ".dotm": "DOCX",
+                ".pptx": "PPTX", ".pptm": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX"}
 
 __all__ = [
     "PARSER_VERSION",

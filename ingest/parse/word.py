@@ -24,9 +24,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import docx
+from docx.document import Document
 from docx.enum.style import WD_STYLE_TYPE
+from docx.opc.constants import CONTENT_TYPE as CT
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.part import PartFactory
+from docx.package import Package
 from docx.parts.document import DocumentPart
 from docx.styles.style import CharacterStyle
 from lxml import etree
@@ -82,10 +85,30 @@ _PLACEHOLDER_TITLE = re.compile(
     re.I)
 
 
+# The main part of a macro-enabled document or a template (.docm, .dotx, .dotm) is the same
+# WordprocessingML as a .docx's; python-docx maps only the .docx type to its document part.
+_WORD_MAIN_TYPES = (CT.WML_DOCUMENT_MAIN,
+                    "application/vnd.ms-word.document.macroEnabled.main+xml",
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml"
+                    ".template.main+xml",
+                    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml")
+for _type in _WORD_MAIN_TYPES:
+    PartFactory.part_type_for.setdefault(_type, DocumentPart)
+
+
+def _open_word(data: bytes) -> Document:
+    """The document of a Word package; its macros (a VBA part) are never read or run."""
+    part = Package.open(io.BytesIO(data)).main_document_part
+    if part.content_type not in _WORD_MAIN_TYPES or not isinstance(part, DocumentPart):
+        raise ValueError(f"not a Word document: its main part is {part.content_type}")
+    document: Document = part.document
+    return document
+
+
 def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Every text part a reader sees, in reading order; heading levels from paragraph styles;
     the title from the core properties unless it is a template's placeholder."""
-    document = docx.Document(io.BytesIO(data))
+    document = _open_word(data)
     check_no_dtd(document.part.package)
     pictures = Pictures(limits)
     reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
