@@ -24,11 +24,9 @@ from flows.scan import folder_scan
 from ingest.chunk import chunk_params
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
-from ingest.models import State
-from ingest.parse import read_meta
 from ingest.parse.roots import OutsideRoots, resolve_under
 from ingest.pipeline import IngestSummary, InProcess, RunContext, run_pipeline
-from ingest.pipeline.prepare import MIN_DUPLICATE_BYTES, Places, parse_version
+from ingest.pipeline.prepare import MIN_DUPLICATE_BYTES, Places, published_as_is, read_at
 from ingest.scopes import TenantTree
 
 log = logging.getLogger(__name__)
@@ -62,18 +60,13 @@ class _Look:
         self.settings, self.manifest = settings, manifest
         self.places = Places(manifest)
         self.scopes = TenantTree.load(settings)
-        self.versions = (parse_version(settings), chunk_params(settings).version,
-                         settings.embedding_model)
+        self.chunker_version = chunk_params(settings).version
         self.hashes: set[str] = set()
 
     def unchanged(self, path: Path, folder: Path) -> bool:
-        s = self.settings
         try:
             where = self.places.of(path, folder)
-            meta, data = read_meta(path, where.root, s.default_tenant, s.default_acl,
-                                   document_roots=s.document_roots, max_file_mb=s.max_file_mb,
-                                   authority_levels=s.authority_levels, scopes=self.scopes,
-                                   published=where.doc_ids, shared_stem=where.shared_stem)
+            meta, data = read_at(self.settings, self.scopes, path, where)
         except Exception:  # noqa: BLE001 - a bad file: the flow fails it with its reason
             return False
         if len(data.strip()) >= MIN_DUPLICATE_BYTES:
@@ -85,11 +78,9 @@ class _Look:
         if known := self.manifest.inferred_version(source_path, meta.file_hash):
             key = (known.doc_id, known.version_id)
         record = self.manifest.get(*key)
-        return (record is not None and record.state == State.READY
+        return (record is not None
+                and published_as_is(record, meta.file_hash, self.settings, self.chunker_version)
                 and not self.manifest.is_tombstoned(*key)
-                and record.file_hash == meta.file_hash
-                and (record.parser_version, record.chunker_version,
-                     record.embedding_model) == self.versions
                 and (record.source_path, record.source_root) == (source_path, str(where.root)))
 
 

@@ -19,7 +19,7 @@ from ingest.config import Settings
 from ingest.embed import TokenCounter
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord
-from ingest.models import Chunk, ChunkKind, ParsedDocument, State
+from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State
 from ingest.parse import PARSER_VERSION, ParseError, ParseLimits, ParsePool, read_meta
 from ingest.parse.coverage import reached_chars
 from ingest.parse.folder_meta import FOLDER_META_NAME
@@ -28,6 +28,7 @@ from ingest.parse.metadata import SIDECAR_SUFFIX, default_doc_id
 from ingest.pipeline.context import RunContext
 from ingest.pipeline.failures import Failure
 from ingest.pipeline.job import Parsed, Prepared, VersionJob
+from ingest.scopes import TenantTree
 
 PARSE_WINDOW = 16  # files read into memory and parsed side by side at a time
 # Identical files are ingested once only when they hold this much: two empty or one-line files
@@ -142,17 +143,13 @@ def select(ctx: RunContext, params: ChunkParams, selection: Selection, path: Pat
     """The file read, if it must be parsed; None when it is unchanged, a copy, deleted or bad
     (a bad file fails alone, with its reason). Its place comes from `places` (the run's),
     else from the manifest."""
-    root, settings = folder.resolve(), ctx.settings
+    root = folder.resolve()
     item: Prepared | None = None
     try:
         where = (places or Places(ctx.manifest)).of(path, folder)
         root = where.root
         with ctx.clock.stage("parse"):
-            meta, data = read_meta(path, root, settings.default_tenant, settings.default_acl,
-                                   document_roots=settings.document_roots,
-                                   max_file_mb=settings.max_file_mb,
-                                   authority_levels=settings.authority_levels, scopes=ctx.scopes,
-                                   published=where.doc_ids, shared_stem=where.shared_stem)
+            meta, data = read_at(ctx.settings, ctx.scopes, path, where)
         meta.source_path = str(path.resolve())
         item = Prepared(path, root, meta, data)
         return _choose(ctx, params, selection, item)
@@ -230,6 +227,24 @@ def _lift(ctx: RunContext, selection: Selection, item: Prepared) -> bool:
     return True
 
 
+def read_at(settings: Settings, scopes: TenantTree, path: Path,
+            where: Place) -> tuple[DocumentMeta, bytes]:
+    """A file's metadata and bytes, read with the run's settings at the place it belongs."""
+    return read_meta(path, where.root, settings.default_tenant, settings.default_acl,
+                     document_roots=settings.document_roots, max_file_mb=settings.max_file_mb,
+                     authority_levels=settings.authority_levels, scopes=scopes,
+                     published=where.doc_ids, shared_stem=where.shared_stem)
+
+
+def published_as_is(record: DocumentRecord, file_hash: str, settings: Settings,
+                    chunker_version: str) -> bool:
+    """READY from these bytes by today's parser, parse settings, chunker and model."""
+    return (record.state == State.READY and record.file_hash == file_hash
+                and record.parser_version == parse_version(settings)
+                and record.chunker_version == chunker_version
+                and record.embedding_model == settings.embedding_model)
+
+
 def parse_version(settings: Settings) -> str:
     """The parser's version and a fingerprint of the settings that change what a parse of the
     same bytes yields (ParseLimits: what is read, what fails; the ACL of files that declare
@@ -245,10 +260,8 @@ def _unchanged(ctx: RunContext, params: ChunkParams, record: DocumentRecord | No
     """Published from these bytes by today's parser, parse settings, chunker and model (a
     moved file is relocated): nothing to read again, only the hash was computed."""
     meta = item.meta
-    if not (record and record.state == State.READY and record.file_hash == meta.file_hash
-            and record.parser_version == parse_version(ctx.settings)
-            and record.chunker_version == params.version
-            and record.embedding_model == ctx.settings.embedding_model):
+    if record is None or not published_as_is(record, meta.file_hash, ctx.settings,
+                                             params.version):
         return False
     if (record.source_path, record.source_root) != (meta.source_path, str(item.root)):
         ctx.manifest.relocate(*item.key, meta.source_path, str(item.root))
