@@ -1,10 +1,10 @@
-"""Peak memory of a run against its window of files (ingest.pipeline.run.FILE_WINDOW, #43).
+"""Peak memory of a run against its window of files (the file_window setting, #43).
 
     .venv/bin/python -m bench.ingest_windows --window N [--gold-files-only] [--limit N]
         [--data-dir DIR] [--vector-cache FILE]
 
 One cold run of `run_pipeline` in this process (no Prefect, no CLI) over the chosen law files
-(as bench.ingest_real picks and copies them) with FILE_WINDOW set to N: prints its peak RSS,
+(as bench.ingest_real picks and copies them) with file_window set to N: prints its peak RSS,
 seconds and what it wrote as JSON. Seed the vector cache with an earlier run's
 (`--vector-cache`) so that no model loads and the run measures what the pipeline holds. Run it
 with two windows side by side to compare them under the same load.
@@ -27,7 +27,6 @@ from ingest.config import Settings
 from ingest.manifest import ManifestStore
 from ingest.parse import discover
 from ingest.pipeline import InProcess, RunContext, run_pipeline
-from ingest.pipeline import run as pipeline_run
 
 
 def main() -> None:
@@ -47,10 +46,9 @@ def main() -> None:
     copy_files(args.laws, pick_files(args.laws, args.questions, args.gold_files_only,
                                      args.limit), laws)
     data.mkdir(parents=True)
-    settings = Settings(data_dir=data)
+    settings = Settings(data_dir=data, file_window=args.window)
     if args.vector_cache:
         shutil.copy2(args.vector_cache, settings.vector_cache_path)
-    pipeline_run.FILE_WINDOW = args.window
     load, started = os.getloadavg()[0], time.perf_counter()
     with ManifestStore(settings.manifest) as manifest:
         ctx = RunContext(settings=settings, manifest=manifest, run_id="windows",

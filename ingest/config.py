@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     max_file_mb: float = Field(100, description="larger files fail parsing with a reason")
     parse_workers: int = Field(2, description="documents parsed side by side, each in its own "
                                "process (OCR is CPU-bound)")
+    file_window: int = Field(64, ge=1, description="files a run takes from reading to READY "
+                             "at a time: its memory is bounded by a window, not the corpus")
     parse_timeout_s: float = Field(300, description="a document still parsing after this fails")
     parse_max_rows: int = Field(200_000, ge=1, description="a spreadsheet or CSV file with more "
                                 "rows (all sheets together) fails with a reason")

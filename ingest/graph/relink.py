@@ -55,7 +55,7 @@ def relink(manifest: ManifestStore, graph: GraphStore, before: set[str],
     version keys whose graph rows changed."""
     after = manifest.titles()
     gone = {canonical(t) for t in before} - {canonical(t) for t in after}
-    if after <= before and not gone:
+    if after <= before and not gone and not also:
         return []
     titles = TitleIndex(after)
     keys = (stale(graph.relations(CITES), titles, gone) | set(also)) - set(skip)

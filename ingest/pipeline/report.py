@@ -12,7 +12,8 @@ from ingest.graph.quality import GraphQuality
 from ingest.models import ParseReport
 from ingest.pipeline.failures import Failure
 
-STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "manifest")
+STAGES = ("parse", "chunk", "diff", "embed", "vectors", "lexical", "graph", "relink",
+          "manifest")
 _PARSE_COUNTS = ("pages", "ocr_pages", "tables", "table_rows", "empty_pages", "chars_seen",
                  "chars_indexed")
 

@@ -31,6 +31,7 @@ from ingest.manifest.store import FILE_GONE, Generation
 from ingest.models import Chunk, ChunkKind, DocumentMeta, State, Triple, version_key
 from ingest.pipeline.context import ENCODING, RunContext
 from ingest.pipeline.failures import Failure
+from ingest.pipeline.foresee import foresee
 from ingest.pipeline.job import Planned, VersionJob, Written
 from ingest.pipeline.plan import date_versions, plan
 from ingest.pipeline.prepare import Places, Preparing, Selection, prepare
@@ -39,9 +40,18 @@ from ingest.pipeline.write import WRITE_GROUP, write
 from ingest.stores import Stores, open_graph, open_stores
 
 EMBED_BATCH = 1_024  # chunks per embed step
-# Files taken from reading to READY at a time: a run holds one window's chunks, parse reports
-# and vectors, not the corpus's (bench/RESULTS.md, "Memory bounded by windows of files").
-FILE_WINDOW = 64
+
+
+@dataclass
+class _Window:
+    """The titles a window resolved its citations through, kept small: the manifest's titles
+    that came and went since the window before, its versions' titles, and the index after its
+    last file (the titles read ahead of the files after it)."""
+
+    came: set[str]
+    went: set[str]
+    own: set[str]
+    stop: int
 
 
 @dataclass
@@ -56,7 +66,9 @@ class _Outcome:
     selection: Selection = field(default_factory=Selection)
     written: dict[str, DocumentMeta] = field(default_factory=dict)  # version key → its meta
     window_of: dict[str, int] = field(default_factory=dict)  # version key → its window
-    added: list[set[str]] = field(default_factory=list)  # per window: the titles it brought
+    windows: list[_Window] = field(default_factory=list)
+    known: set[str] = field(default_factory=set)  # the manifest's titles at the last window
+    ahead: list[tuple[int, str]] | None = None  # titles read ahead: (file index, title)
     chunks: ChunkCounts = field(default_factory=ChunkCounts)
     triples: dict[str, list[Triple]] = field(default_factory=dict)  # of the written versions
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)  # of the planned versions
@@ -75,11 +87,13 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     """Bring `ctx.manifest`'s generation up to date with `files` (each path with the folder its
     doc id derives from) and tombstone the versions of the `deleted` paths.
 
-    The files go FILE_WINDOW at a time from reading to READY, so memory is bounded by a window,
-    not by the corpus. What is run-wide reads the manifest as earlier windows publish: a later
-    version dates the earlier ones (date_versions rewrites their end dates), a citation of a
-    document in a later window is resolved by the relink at the end, a copy is a copy of the
-    version any window kept."""
+    The files go `file_window` at a time from reading to READY (a run holds one window's chunks,
+    parse reports and vectors, not the corpus's: bench/RESULTS.md, "Memory bounded by windows
+    of files"). What is run-wide reads the manifest as earlier windows publish: a later version
+    dates the earlier ones (date_versions rewrites their end dates), a copy is a copy of the
+    version any window kept. A citation of a document in a later window resolves through its
+    title read ahead (foresee.py); what no title read ahead resolved, the relink at the end
+    does."""
     _ = ctx.scopes  # a bad tenant parents file stops the run here, before anything is written
     params = chunk_params(ctx.settings)
     generation = current_generation(ctx.manifest, ctx.settings, params.version)
@@ -90,10 +104,13 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
     with ctx.parser() as parser, ctx.embedder() as embedder:
         run = Preparing(parser, params, ctx.tokens(), Places(ctx.manifest), outcome.selection)
         encoded = Counter(embedder.encoded)
-        for start in range(0, len(files), FILE_WINDOW):
-            window = range(start, min(start + FILE_WINDOW, len(files)))
+        for start in range(0, len(files), ctx.settings.file_window):
+            window = range(start, min(start + ctx.settings.file_window, len(files)))
             outcome.read = window.stop
-            _window(ctx, run, embedder, outcome, prepare(ctx, run, files, window))
+            jobs = prepare(ctx, run, files, window)
+            if jobs and outcome.ahead is None:  # read once a window has something to write
+                outcome.ahead = foresee(ctx, run.places, files, window.stop)
+            _window(ctx, run, embedder, outcome, jobs)
         outcome.encoded.update({f"{embedder.name} {k}": n
                                 for k, n in (embedder.encoded - encoded).items()})
     _settle(ctx, outcome, run.tokens.max_tokens)
@@ -106,11 +123,16 @@ def run_pipeline(ctx: RunContext, source: str, files: Sequence[tuple[Path, Path]
 
 def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outcome,
             jobs: list[VersionJob]) -> None:
-    """One window's prepared versions dated, planned, embedded and written; what the summary
-    needs of them is kept, their chunks are not."""
+    """One window's prepared versions dated, planned (their citations resolved through the
+    corpus's titles, theirs and the later files' read ahead), embedded and written; what the
+    summary needs of them is kept, their chunks are not."""
     jobs = date_versions(ctx.manifest, jobs, run.params.version)
     known = ctx.manifest.titles()
-    titles = TitleIndex(known | {j.meta.title for j in jobs if j.meta.title})
+    window = _Window(known - outcome.known, outcome.known - known,
+                     {j.meta.title for j in jobs if j.meta.title}, outcome.read)  # its end
+    outcome.windows.append(window)
+    outcome.known = known
+    titles = TitleIndex(_indexed(outcome, known, window))
     planned = [p for job in jobs if (p := plan(ctx, job, titles)) is not None]
     outcome.over_budget += sum(over_budget(p.job.chunks, run.tokens.count, run.tokens.max_tokens)
                                for p in planned)
@@ -118,9 +140,8 @@ def _window(ctx: RunContext, run: Preparing, embedder: Embedder, outcome: _Outco
                             if p.job.parse_report})
     outcome.llm_graph += sum((p.llm_graph for p in planned), Counter())
     written = _embed_and_write(ctx, embedder, outcome, planned) if planned else []
-    outcome.added.append(ctx.manifest.titles() - known)
     for w in written:
-        outcome.window_of[w.planned.version_key] = len(outcome.added) - 1
+        outcome.window_of[w.planned.version_key] = len(outcome.windows) - 1
         outcome.written[w.planned.version_key] = w.planned.job.meta
         outcome.triples[w.planned.version_key] = w.planned.triples
         for name in ChunkCounts.model_fields:
@@ -186,17 +207,21 @@ def _retire_replaced(ctx: RunContext, written: Iterable[DocumentMeta]) -> list[s
 def _relink(ctx: RunContext, source: str, before: set[str], outcome: _Outcome) -> list[str]:
     """Published versions whose citations the run's new or deleted titles resolve otherwise,
     rewritten in the graph without being ingested again (graph/relink.py): those of earlier
-    runs, and this run's written before a later window brought the title they cite (the
-    summary's graph quality then counts their triples as rewritten)."""
+    runs, and this run's whose window resolved them through titles other than the run's last
+    (a later title not read ahead, one read ahead that no version holds; the summary's graph
+    quality then counts their triples as rewritten)."""
     record = ctx.manifest.get_generation(outcome.generation)
-    if (ctx.settings.graph_extractor == "llm" or record is None or record.dimension is None
-            or ctx.manifest.titles() == before):
+    if ctx.settings.graph_extractor == "llm" or record is None or record.dimension is None:
         return []
     try:
-        with ctx.clock.stage("graph"), ctx.steps.store_writer():
+        with ctx.clock.stage("relink"):
+            complete, again = _resolved(ctx, outcome)
+        if ctx.manifest.titles() == before and not again:
+            return []
+        with ctx.clock.stage("relink"), ctx.steps.store_writer():
             graph = open_graph(ctx.settings, outcome.generation)
             try:
-                relinked = relink(ctx.manifest, graph, before, *_resolved(ctx, outcome))
+                relinked = relink(ctx.manifest, graph, before, complete, again)
                 for key in relinked:
                     if key in outcome.triples:
                         outcome.triples[key] = graph.triples(key)
@@ -209,26 +234,39 @@ def _relink(ctx: RunContext, source: str, before: set[str], outcome: _Outcome) -
 
 
 def _resolved(ctx: RunContext, outcome: _Outcome) -> tuple[set[str], set[str]]:
-    """The run's versions whose citations saw every title of the run (no later window brought
-    one), and those that may name a later window's title without 《》 or article (their text
-    holds its base or short name): such a mention that resolved to nothing left no dangling
-    triple for relink to find, so they are resolved again."""
-    later: list[set[str]] = []
-    names: set[str] = set()
-    for added in reversed(outcome.added):
-        later.insert(0, set(names))
-        names |= {n for t in added for n in {base(t), *shortened(base(t))} if len(n) > 1}
+    """The run's versions whose window resolved citations through the run's last titles, and
+    those of the other windows that may name a title it lacked or had in vain, with or without
+    《》 or article (their text holds its base or short name): a mention that resolved to
+    nothing left no dangling triple for relink to find, so they are resolved again."""
+    final = ctx.manifest.titles()
+    versions: dict[int, list[str]] = {}
+    for key, i in outcome.window_of.items():
+        versions.setdefault(i, []).append(key)
+    known: set[str] = set()
     complete, again = set(), set()
-    for key, window in outcome.window_of.items():
-        if not later[window]:
-            complete.add(key)
-            continue
-        meta = outcome.written[key]
-        text = unicodedata.normalize("NFKC", "".join(
-            c.text for c in ctx.manifest.version_chunks(meta.doc_id, meta.version_id))).lower()
-        if any(name in text for name in later[window]):
-            again.add(key)
+    for i, window in enumerate(outcome.windows):
+        known = (known - window.went) | window.came
+        differ = {n for t in _indexed(outcome, known, window) ^ final
+                  for n in {base(t), *shortened(base(t))} if len(n) > 1}
+        for key in versions.get(i, []):
+            if not differ:
+                complete.add(key)
+            elif _mentions(ctx, outcome.written[key], differ):
+                again.add(key)
     return complete, again
+
+
+def _mentions(ctx: RunContext, meta: DocumentMeta, names: set[str]) -> bool:
+    """Whether the version's published text holds any of the `names` (NFKC, lower case)."""
+    text = unicodedata.normalize("NFKC", "".join(
+        c.text for c in ctx.manifest.version_chunks(meta.doc_id, meta.version_id))).lower()
+    return any(name in text for name in names)
+
+
+def _indexed(outcome: _Outcome, known: set[str], window: _Window) -> set[str]:
+    """The titles `window` resolved through: the manifest's (`known`), its versions', and
+    those read ahead of the files after it."""
+    return known | window.own | {title for i, title in outcome.ahead or () if i >= window.stop}
 
 
 def _embed_and_write(ctx: RunContext, embedder: Embedder, outcome: _Outcome,
