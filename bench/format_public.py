@@ -11,7 +11,10 @@ php-imap's (mail in several charsets). Second round, the formats it read before:
 Apache POI's (Word, slides and sheets incl. Chinese, headers, notes, charts), python-docx's and
 python-pptx's, mozilla/readability's web pages (Chinese and Japanese among them), chardet's and
 charset_normalizer's text in Big5, Shift-JIS, UTF-16 with a BOM, GB18030 …, pdfminer.six's
-(Japanese) and PyMuPDF's (a Chinese table) PDFs. `--collect` copies them from the bare git
+(Japanese) and PyMuPDF's (a Chinese table) PDFs. Third round, legacy and ODF files:
+odftoolkit's and odfpy's (charts, embedded objects, a Chinese .ods), easyexcel's and hutool's
+(Chinese .xls), and POI's Office files with EMF/WMF pictures (`metafiles`, with one Chinese
+file made here). `--collect` copies them (with `--collection`, only those) from the bare git
 directories the search tool's `fetch` leaves under /work/.mirror (test documents only).
 
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
@@ -143,6 +146,36 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "samples/jo.pdf", "samples/contrib/issue-625-identity-cmap.pdf",
         "samples/font-size-test.pdf", "samples/simple5.pdf"]),
     "pymupdf": ("pymupdf/PyMuPDF", "AGPL-3.0", ["tests/resources/chinese-tables.pdf"]),
+    # legacy and ODF files (2026-12-05): charts in .ods, decks with embedded objects, headers
+    # and fields in .odt, a Chinese .ods; Chinese .xls of two Chinese projects
+    "odftoolkit": ("tdf/odftoolkit", "Apache-2.0", [
+        f"odfdom/src/test/resources/test-input/{p}" for p in (
+            "chart_title_import_xml_MSO15.ods", "chart_charttype_bar_import_xml_MSO15.ods",
+            "chart_series_import_xml_MSO15.ods", "chart_charttype_pie_import_xml_MSO15.ods",
+            "HeaderFooter.odt", "presentationWithEmbedDoc.odp", "SlideTest1.odp",
+            "SlideTest2.odp", "presentation.odp", "feature_fields.odt", "ST_Formulas.ods")]),
+    "odfpy": ("eea/odfpy", "Apache-2.0 OR GPL-2.0-or-later", [
+        *(f"tests/examples/{p}" for p in (
+            "chinese_spreadsheet.ods", "emb_spreadsheet.odp", "cols.odp", "ol.odp",
+            "headerfooter.odt", "images.odt", "serious_poem.odt", "userfields.odt",
+            "pythagoras.ods")), "examples/countrystatistics.ods"]),
+    "easyexcel": ("alibaba/easyexcel", "Apache-2.0", [
+        f"easyexcel-test/src/test/resources/{p}" for p in (
+            "compatibility/t01.xls", "converter/converter03.xls", "dataformat/dataformat.xls",
+            "extra/extra.xls", "fill/annotation.xls", "fill/complex.xls", "fill/style.xls",
+            "multiplesheets/multiplesheets.xls", "template/template03.xls")]),
+    "hutool": ("dromara/hutool", "MulanPSL-2.0", [f"hutool-poi/src/test/resources/{p}" for p in (
+        "aaa.xls", "data_for_sax_test.xls", "priceIndex.xls", "readBySax.xls", "test.xls")]),
+    # Office files whose pictures are EMF/WMF with text (its one Chinese file is made here)
+    "metafiles": ("apache/poi", "Apache-2.0", [f"test-data/{p}" for p in (
+        "integration/stress010.docx", "integration/stress008.docx",
+        "document/WordWithAttachments.docx", "document/tika-3388.docx",
+        "document/EmbeddedDocument.docx", "slideshow/45541_Footer.pptx",
+        "slideshow/bug62513.pptx", "slideshow/bug64693.pptx",
+        "slideshow/aascu.org_workarea_downloadasset.aspx_id=5864.pptx",
+        "slideshow/bug54570.pptx", "slideshow/PPTWithAttachments.pptm",
+        "spreadsheet/ExcelWithAttachments.xlsm", "spreadsheet/WithEmbeded.xlsx",
+        "slideshow/ae.ac.uaeu.faculty_nafaachbili_GeomLec1.pptx")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -165,33 +198,55 @@ _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
-def collect() -> None:
-    """Copy the test documents from the fetched mirrors; write PROVENANCE.md."""
+def collect(only: list[str] | None = None, corpus: Path = CORPUS,
+            mirrors: Path = MIRRORS) -> None:
+    """Copy the test documents of the collections (`only` these, else all) from the fetched
+    mirrors and rewrite their rows of PROVENANCE.md. The other collections' rows, the rows of
+    files made here (not copied: "made here" in the repository column) and the notes after the
+    table are kept as written."""
+    provenance = corpus / "PROVENANCE.md"
+    kept, notes = _provenance(provenance.read_text("utf-8") if provenance.exists() else "")
     rows = []
     for collection, (repo, licence, paths) in SOURCES.items():
-        git = MIRRORS / repo.replace("/", "+") / "repo"
+        if only and collection not in only:
+            rows += kept.pop(collection, [])
+            continue
+        git = mirrors / repo.replace("/", "+") / "repo"
         commit = _git(git, "rev-parse", "HEAD").strip()
         if collection == "tika":
             listing = _git(git, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
             paths = [next(p for p in listing if p.endswith("/" + name) and "test-documents"
                           in p) for name in TIKA_FILES]
-        target = CORPUS / collection
+        target = corpus / collection
         target.mkdir(parents=True, exist_ok=True)
         for entry in paths:
             path, name = entry if isinstance(entry, tuple) else (entry, Path(entry).name)
             (target / name).write_bytes(_git_bytes(git, path))
             rows.append(f"| {collection}/{name} | {repo} @ {commit[:12]} | {path} | {licence} |")
             if collection == "readability":  # the reference: the page's expected main content
-                expected = EXPECTED / collection / name
+                expected = corpus / "_expected" / collection / name
                 expected.parent.mkdir(parents=True, exist_ok=True)
                 expected.write_bytes(_git_bytes(git, path.replace("source.html",
                                                                   "expected.html")))
-    (CORPUS / "PROVENANCE.md").write_text(
+        rows += [row for row in kept.pop(collection, []) if " | made here | " in row]
+    rows += [row for other in kept.values() for row in other]  # collections no longer declared
+    provenance.write_text(
         "# Public test documents for bench/format_public.py (unchanged bytes)\n\n"
         "Held out: every third file of each collection, sorted by name (see the bench). "
         "`_expected/readability/` holds each page's expected.html (its reference).\n\n"
         "| file | repository @ commit | path | licence |\n|---|---|---|---|\n"
-        + "\n".join(rows) + "\n", encoding="utf-8")
+        + "\n".join(rows) + "\n" + notes, encoding="utf-8")
+
+
+def _provenance(text: str) -> tuple[dict[str, list[str]], str]:
+    """PROVENANCE.md's file rows by collection, and the notes written after its table."""
+    rows: dict[str, list[str]] = {}
+    lines = text.splitlines(keepends=True)
+    table = [n for n, line in enumerate(lines) if line.startswith("| ") and "/" in line
+             and not line.startswith("| file |")]
+    for line in (lines[n] for n in table):
+        rows.setdefault(line[2:].split("/", 1)[0], []).append(line.rstrip("\n"))
+    return rows, "".join(lines[table[-1] + 1:]) if table else ""
 
 
 def _git_bytes(git: Path, path: str) -> bytes:
@@ -371,7 +426,7 @@ def main() -> None:
     parser.add_argument("--results", action="store_true", help="write bench/RESULTS.md")
     args = parser.parse_args()
     if args.collect:
-        collect()
+        collect(args.collection)
     results = run(args.tika_jar, args.collection)
     if args.out:
         args.out.write_text(json.dumps([r.__dict__ for r in results], ensure_ascii=False,

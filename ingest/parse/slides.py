@@ -6,19 +6,22 @@ pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and t
 notes. Left out on purpose: footer, date and slide-number placeholders (the masters' footers and
 the notes pages' headers and footers are read once per deck), text repeated on most
 slides (ingest.parse.boilerplate), and hidden slides (not shown in the slide show; read with
-the include_hidden setting).
+the include_hidden setting). The masters and layouts the slides show (their text and what OCR
+reads in their pictures: a logo with the company's name, a "机密" stamp) are read once per deck.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pptx
 from pptx.enum.shapes import PP_PLACEHOLDER
+from pptx.oxml.xmlchemy import BaseOxmlElement
 from pptx.shapes.autoshape import Shape
 from pptx.shapes.base import BaseShape
 from pptx.shapes.graphfrm import GraphicFrame
@@ -40,6 +43,7 @@ from ingest.text import join_lines, normalize
 
 _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE}
 _FOOTERS = {PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE}
+log = logging.getLogger(__name__)
 MIN_SLIDES_FOR_REPEATS = 3  # a line on both slides of a two-slide deck may well be content
 # Core-properties titles that name the template, not the deck.
 _TEMPLATE_TITLE = re.compile(r"(?:powerpoint\s*)?(?:presentation|演示文稿|簡報|简报)\s*\d*", re.I)
@@ -120,8 +124,11 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
             skipped.boilerplate(text)
         else:
             once[line_shape(text)] = text
-    result.blocks += margin_blocks(_template_texts([slide for _, slide in numbered])
-                                   + list(once.values()), numbered[-1][0] if numbered else 1)
+    last = numbered[-1][0] if numbered else 1
+    templates = _templates([slide for _, slide in numbered])
+    result.blocks += margin_blocks(_template_texts(templates)
+                                   + _template_pictures(templates, last, pictures)
+                                   + list(once.values()), last)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])
                     if p.block.kind == BlockKind.HEADING]
     stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
@@ -146,25 +153,59 @@ def _title_only(blocks: list[Block], slides: int) -> list[Block]:
     return [_paragraph(blocks[-1].text, blocks[-1].page or 1)]
 
 
-def _template_texts(slides: list[Slide]) -> list[str]:
-    """The text the masters and layouts of the slides read draw on every slide built on them: a
-    company name or a confidentiality line in a text box, a footer typed into the master's footer
-    placeholder. Not their other placeholders, whose text is the prompt a new slide shows
+def _templates(slides: list[Slide]) -> list[SlideMaster | SlideLayout]:
+    """The masters, then the layouts, of the slides read, each once in the order the slides
+    use them, where a slide shows their shapes: "Hide background graphics" (showMasterSp="0")
+    on a slide hides its layout's and its master's shapes, on a layout its master's."""
+    masters: dict[object, SlideMaster] = {}
+    layouts: dict[object, SlideLayout] = {}
+    for slide in slides:
+        if _hides_master(slide.element):
+            continue
+        layout = slide.slide_layout
+        layouts.setdefault(layout.element, layout)
+        if not _hides_master(layout.element):
+            masters.setdefault(layout.slide_master.element, layout.slide_master)
+    return [*masters.values(), *layouts.values()]
+
+
+def _hides_master(element: BaseOxmlElement) -> bool:
+    return element.get("showMasterSp") in ("0", "false")
+
+
+def _template_texts(templates: list[SlideMaster | SlideLayout]) -> list[str]:
+    """The text masters and layouts draw on every slide built on them: a company name or a
+    confidentiality line in a text box, a footer typed into the master's footer placeholder.
+    Not their other placeholders, whose text is the prompt a new slide shows
     ("单击此处编辑母版标题样式", "Click to edit Master text styles") and never the slide's."""
-    # masters first, then layouts, each once, in the order the slides use them
-    templates: dict[object, SlideMaster | SlideLayout] = {}
-    for slide in slides:
-        master = slide.slide_layout.slide_master
-        templates.setdefault(master.element, master)
-    for slide in slides:
-        templates.setdefault(slide.slide_layout.element, slide.slide_layout)
     texts = []
-    for template in templates.values():
+    for template in templates:
         for shape in _shapes(template.shapes):
             kind = shape.placeholder_format.type if shape.is_placeholder else None
             if isinstance(shape, Shape) and kind in (None, PP_PLACEHOLDER.FOOTER):
                 texts += [text for text in _paragraphs(shape.text_frame)
                           if not _PROMPT.search(text)]
+    return texts
+
+
+def _template_pictures(templates: list[SlideMaster | SlideLayout], page: int,
+                       pictures: Pictures) -> list[str]:
+    """What OCR reads in the pictures of masters and layouts (placed pictures, pictures in
+    groups or filling shapes, backgrounds), after the slides' own pictures and within the same
+    limits; a picture a slide also shows is read once. A reference to a part the file does not
+    hold is counted and logged, and the deck read all the same."""
+    texts = []
+    for template in templates:
+        for rel_id in template.element.xpath(".//a:blip/@r:embed"):
+            try:
+                blob = template.part.related_part(rel_id).blob
+            except (KeyError, ValueError):  # a dangling or an external relationship
+                pictures.skipped["pictures_missing"] += 1
+                log.warning("a picture of slide master/layout %s is missing: %s",
+                            template.part.partname, rel_id)
+                continue
+            if (block := pictures.block(blob, page)) is not None:
+                texts.append(block.text)
     return texts
 
 

@@ -1,0 +1,79 @@
+"""bench/format_public.py --collect: every collection in bench/format_corpus is declared where
+its files come from, and collecting some collections from a git mirror rewrites only their rows
+of PROVENANCE.md, keeping the others, the rows of files made here and the notes."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
+from bench.format_public import CORPUS, SOURCES, TIKA_FILES, _provenance, collect
+
+
+def test_every_collection_and_row_is_declared() -> None:
+    rows, _ = _provenance((CORPUS / "PROVENANCE.md").read_text("utf-8"))
+    folders = {p.name for p in CORPUS.iterdir() if p.is_dir() and p.name != "_expected"}
+    assert folders == set(SOURCES) == set(rows)
+    for collection, (repo, licence, paths) in SOURCES.items():
+        declared = {Path(p).name: p for p in TIKA_FILES} if collection == "tika" else {
+            (e[1] if isinstance(e, tuple) else Path(e).name): (e[0] if isinstance(e, tuple) else e)
+            for e in paths}
+        collected = set()
+        for row in rows[collection]:
+            name, source, path, row_licence = (c.strip() for c in row.strip("|").split(" | "))
+            name = name.removeprefix(f"{collection}/")
+            if source == "made here":
+                continue
+            assert source.startswith(f"{repo} @ ") and row_licence == licence, row
+            assert path.endswith(declared[name]), row
+            collected.add(name)
+        assert collected == set(declared), collection
+        files = {p.name for p in (CORPUS / collection).iterdir()}
+        assert files == {r.split(" | ")[0].removeprefix(f"| {collection}/")
+                         for r in rows[collection]}
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.mark.parametrize("collection", ["hutool", "metafiles"])
+def test_collecting_one_collection_keeps_every_other_row(tmp_path: Path, collection: str) -> None:
+    """A collection's files from a mirror made here (a real git repository at a new commit):
+    only its rows change, to the new commit; a file made here keeps its row, after the
+    collected ones (metafiles' procurement_zh.docx); the other collections' rows and the notes
+    after the table are kept as written."""
+    repo, _, paths = SOURCES[collection]
+    mirror = tmp_path / "mirrors" / repo.replace("/", "+") / "repo"
+    for number, path in enumerate(paths):
+        assert isinstance(path, str)
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_bytes(f"测试文件 {number}".encode())
+    git(mirror, "init", "-q")
+    git(mirror, "add", ".")
+    git(mirror, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "x")
+    commit = git(mirror, "rev-parse", "HEAD").strip()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(CORPUS / "PROVENANCE.md", corpus)
+    old, notes = _provenance((corpus / "PROVENANCE.md").read_text("utf-8"))
+    collect([collection], corpus, tmp_path / "mirrors")
+    new, new_notes = _provenance((corpus / "PROVENANCE.md").read_text("utf-8"))
+    assert sorted(p.name for p in corpus.iterdir()) == ["PROVENANCE.md", collection]
+    first = paths[0]
+    assert isinstance(first, str)
+    assert (corpus / collection / Path(first).name).read_bytes() == "测试文件 0".encode()
+    assert new_notes == notes and notes.strip()
+    assert list(new) == list(old)  # the collections' order is kept
+    assert {c: r for c, r in new.items() if c != collection} == {
+        c: r for c, r in old.items() if c != collection}
+    made_here = [r for r in old[collection] if " | made here | " in r]
+    assert new[collection] == [r.replace(r.split(" @ ")[1][:12], commit[:12])
+                               for r in old[collection] if r not in made_here] + made_here
+    assert len(made_here) == (collection == "metafiles")
