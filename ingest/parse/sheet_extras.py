@@ -61,18 +61,16 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
     blocks: list[Block] = []
     objects: list[tuple[tuple[int, int], etree._Element | str, dict[str, str]]] = []
     for kind, _, drawing in _relationships(archive, sheet_part):
-        if not kind.endswith(("/drawing", "/vmlDrawing")):
-            continue
         if kind.endswith("/vmlDrawing"):
             objects += [(place, target, {}) for place, target
                         in _legacy_pictures(archive, drawing, pictures)]
-            continue
-        related = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
-        for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
-            if len(objects) >= MAX_DRAWING_OBJECTS:
-                raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,} "
-                                 "objects")
-            objects.append((_place(anchor), anchor, related))
+        elif kind.endswith("/drawing"):
+            related = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
+            for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
+                if len(objects) >= MAX_DRAWING_OBJECTS:
+                    raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,}"
+                                     " objects")
+                objects.append((_place(anchor), anchor, related))
     for _, item, related in sorted(objects, key=lambda entry: entry[0]):
         if isinstance(item, str):  # a VML picture's part
             read = pictures.block(archive.read(item), page)
