@@ -1,5 +1,6 @@
 """What an XLSX sheet shows beside its cells: the drawing over it (text boxes and shapes,
-charts, pictures), its notes and its print header and footer; and the columns it hides.
+charts, pictures, and the embedded objects' previews of its legacy VML drawing), its notes and
+its print header and footer; and the columns it hides.
 Read-only openpyxl reads cells only, so these parts are found in the package by the sheet's
 relationships and parsed here with entity expansion off.
 
@@ -10,6 +11,7 @@ then left to right). Print headers and footers keep their text, not their codes 
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import re
 import zipfile
@@ -25,6 +27,7 @@ from ingest.parse.comments import comment_texts
 from ingest.parse.coverage import visible_chars
 from ingest.parse.errors import ParseError
 from ingest.parse.pictures import Pictures
+from ingest.parse.sheet_vml import VmlError, vml_pictures
 from ingest.parse.tables import cell_text
 
 T = TypeVar("T")
@@ -44,6 +47,7 @@ _PAGE_CODE = re.compile(r"&[PN](?:[+-]\d+)?")
 _PART = re.compile(r"&[LCR]")
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
 MAX_DRAWING_OBJECTS = 10_000  # objects of one drawing read; more is not a sheet anyone reads
+log = logging.getLogger(__name__)
 _GENERATED_ALT = re.compile(r".*(?:automatically generated|自动生成).*|[\w\- ]+\.(?:png|jpe?g"
                             r"|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 
@@ -52,22 +56,29 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
                    ) -> list[Block]:
     """The text of the drawing over a sheet: shapes' and text boxes' paragraphs, charts'
     lines (ingest.parse.charts), pictures' alt text and the text OCR reads in them
-    (ingest.parse.pictures), in anchor order."""
+    (ingest.parse.pictures), with the pictures of its legacy VML drawing (embedded objects'
+    previews: ingest.parse.sheet_vml), in anchor order."""
     blocks: list[Block] = []
-    drawings = [target for kind, _, target in _relationships(archive, sheet_part)
-                if kind.endswith("/drawing")]
-    for drawing in drawings:
-        charts = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
-        anchors: list[tuple[tuple[int, int], etree._Element]] = []
-        for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
-            if len(anchors) >= MAX_DRAWING_OBJECTS:
-                raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,} "
-                                 "objects")
-            anchors.append((_place(anchor), anchor))
-        for _, anchor in sorted(anchors, key=lambda pair: pair[0]):
-            for item in _object_lines(archive, anchor, charts, pictures, page):
-                blocks.append(item if isinstance(item, Block) else
-                              Block(kind=BlockKind.PARAGRAPH, text=item, page=page))
+    objects: list[tuple[tuple[int, int], etree._Element | str, dict[str, str]]] = []
+    for kind, _, drawing in _relationships(archive, sheet_part):
+        if kind.endswith("/vmlDrawing"):
+            objects += [(place, target, {}) for place, target
+                        in _legacy_pictures(archive, drawing, pictures)]
+        elif kind.endswith("/drawing"):
+            related = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
+            for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
+                if len(objects) >= MAX_DRAWING_OBJECTS:
+                    raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,}"
+                                     " objects")
+                objects.append((_place(anchor), anchor, related))
+    for _, item, related in sorted(objects, key=lambda entry: entry[0]):
+        if isinstance(item, str):  # a VML picture's part
+            read = pictures.block(archive.read(item), page)
+            blocks += [read] if read is not None else []
+            continue
+        for line in _object_lines(archive, item, related, pictures, page):
+            blocks.append(line if isinstance(line, Block) else
+                          Block(kind=BlockKind.PARAGRAPH, text=line, page=page))
     return blocks
 
 
@@ -118,6 +129,23 @@ def _object_lines(archive: zipfile.ZipFile, anchor: etree._Element, related: dic
     return lines
 
 
+def _legacy_pictures(archive: zipfile.ZipFile, drawing: str, pictures: Pictures
+                     ) -> list[tuple[tuple[int, int], str]]:
+    """A VML drawing's pictures and where they are; a drawing not readable (or its
+    relationships) is skipped with its reason (logged, counted in the document's skipped
+    parts), its hidden pictures counted."""
+    try:
+        images = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
+        found, hidden = vml_pictures(archive, drawing, images)
+    except (VmlError, ParseError) as error:
+        pictures.skipped["legacy_drawings_unreadable"] += 1
+        log.warning("legacy (VML) drawing skipped: %s", error)
+        return []
+    if hidden:
+        pictures.skipped["hidden_pictures"] += hidden
+    return found
+
+
 def _place(anchor: etree._Element) -> tuple[int, int]:
     """The row and column an object is anchored at (an absolute anchor: the top left)."""
     start = anchor.find(_XDR + "from")
@@ -161,7 +189,7 @@ def _xml(archive: zipfile.ZipFile, part: str) -> etree._Element:
     try:
         with archive.open(part) as source:
             root = etree.parse(source, parser)
-    except (etree.XMLSyntaxError, KeyError) as exc:
+    except (etree.XMLSyntaxError, KeyError, OSError) as exc:  # OSError: bytes not of its encoding
         raise ParseError(f"XLSX part {part} is not readable XML: {exc}") from exc
     if root.docinfo.doctype:
         raise ParseError(f"XLSX part {part} declares a DTD, which Office files must not")
