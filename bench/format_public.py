@@ -36,9 +36,10 @@ whose chunks hold its text but none of its phrases is a recall of 0, not that (p
 footnote.odt: Tika's one line puts the footnote's text inside the sentence it annotates).
 
 Next to Tika's figure, office files are also scored against a visible reference, the phrases
-LibreOffice's rendering of the file shows (bench/format_visible.py, which lists each exclusion
-in bench/format_visible_excluded.md). A file that fails holding no letter or digit (in that
-rendering, or in the reference of other formats) is counted as "no text", not as failed.
+LibreOffice's rendering of the file shows, and pictures against a person's transcription of
+them (bench/format_visible.py, which lists each exclusion in bench/format_visible_excluded.md).
+A file that fails holding no letter or digit (in that rendering, or in the reference of other
+formats) is counted as "no text", not as failed.
 
 Every third file of each collection (sorted by name) is held out: nothing here was tuned on
 it, and its recall is reported apart so later tuning on the rest can be checked against it.
@@ -398,7 +399,7 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
             status = "ready-with-nothing"
         shown = rendered.get(path)
         kept, excluded = (wanted, []) if shown is None else format_visible.split(
-            wanted, shown, squeeze)
+            wanted, shown, squeeze, format_visible.not_text(collection, path))
         if status.startswith("failed") and not squeeze(source if shown is None else shown):
             status = "no text: " + status.removeprefix("failed: ")
         results.append(FileResult(
@@ -411,9 +412,8 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
                                     in zip(entries, results, strict=True)], jar, squeeze)
     for r, where in zip(results, placed, strict=True):
         r.excluded = [(p, ok, w) for (p, ok, _), w in zip(r.excluded, where, strict=True)]
-    if not only:
-        format_visible.write_excluded([(f"{r.collection}/{r.name}", *e) for r in results
-                                       for e in r.excluded])
+    format_visible.write_excluded([(f"{r.collection}/{r.name}", *e) for r in results
+                                   for e in r.excluded], only)
     return results
 
 

@@ -21,17 +21,27 @@ each excluded phrase is placed in Tika's XHTML (`tika -x`, cached there too): me
 embedded object, picture OCR, header/footer or shape, notes, master slide, or body text.
 Excluded phrases Tika puts in body text are where LibreOffice and Tika disagree about visible
 text; `EXCLUDED` lists every exclusion with its place, to audit.
+
+Pictures (.jpg .jpeg .png): Tika's reference is Tesseract's reading, whose misreads ("分池" for
+分泌) would count as kbflow's misses. A person's transcription of each picture, made by eye and
+kept in `READ_BY_HAND` with who made it and how, stands in for the rendering: a Tika phrase of a
+picture is visible when the transcription holds it; each one left out is listed in `EXCLUDED`
+with what the picture shows there. The same file lists, with a reason, phrases of office files
+that are Tesseract's reading of a photograph holding no text a person reads as such (a Greek
+manuscript read as English); those are left out although the rendering's OCR shows them too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import lxml.etree as etree
 import lxml.html
@@ -42,6 +52,7 @@ CACHE = BENCH / ".cache"
 RENDERED = CACHE / "rendered"
 XHTML_CACHE = CACHE / "tika_xhtml"
 EXCLUDED = BENCH / "format_visible_excluded.md"
+READ_BY_HAND = BENCH / "format_visible_read.json"
 # suffix -> LibreOffice's PDF export for its application
 _PICTURES = ('"UseLosslessCompression":{"type":"boolean","value":"true"},'
              '"ReduceImageResolution":{"type":"boolean","value":"false"}')
@@ -74,12 +85,30 @@ def is_office(path: Path) -> bool:
 def rendered_texts(entries: Iterable[tuple[str, Path]]) -> dict[Path, str | None]:
     """LibreOffice's rendering of each office file as text, from the committed cache; the
     missing or stale ones are rendered now (one LibreOffice run per export filter). None
-    where LibreOffice gave no PDF (then the file keeps Tika's phrases)."""
-    entries = [(c, p) for c, p in entries if is_office(p)]
-    stale = [(c, p) for c, p in entries if _cached(_rendered_path(c, p), p) is None]
+    where LibreOffice gave no PDF (then the file keeps Tika's phrases). A picture read by hand
+    gets its transcription instead."""
+    entries = list(entries)
+    office = [(c, p) for c, p in entries if is_office(p)]
+    stale = [(c, p) for c, p in office if _cached(_rendered_path(c, p), p) is None]
     for export in sorted({EXPORTS[p.suffix.lower()] for _, p in stale}):
         _render([(c, p) for c, p in stale if EXPORTS[p.suffix.lower()] == export], export)
-    return {p: _cached(_rendered_path(c, p), p) for c, p in entries}
+    pictures = _read_by_hand()["pictures"]
+    return {**{p: _cached(_rendered_path(c, p), p) for c, p in office},
+            **{p: "\n".join(read["lines"])
+               for c, p in entries if (read := pictures.get(f"{c}/{p.name}"))}}
+
+
+def _read_by_hand() -> dict[str, dict[str, Any]]:
+    """`READ_BY_HAND`: transcriptions of pictures, readings of their left-out phrases, phrases
+    of office files that are not text (see the module docstring)."""
+    data: dict[str, dict[str, Any]] = json.loads(READ_BY_HAND.read_text("utf-8"))
+    return data
+
+
+def not_text(collection: str, path: Path) -> dict[str, str]:
+    """Phrases of a file that are not text a person sees, each with the reason."""
+    found: dict[str, str] = _read_by_hand()["not_text"].get(f"{collection}/{path.name}", {})
+    return found
 
 
 def _rendered_path(collection: str, path: Path) -> Path:
@@ -168,11 +197,13 @@ def _ocr(image: dict[str, object]) -> str:
     return done.stdout
 
 
-def split(wanted: list[str], rendered: str, squeeze: Squeeze) -> tuple[list[str], list[str]]:
-    """The phrases the rendering shows, and the ones it does not (the exclusions)."""
+def split(wanted: list[str], rendered: str, squeeze: Squeeze,
+          not_text: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """The phrases the rendering shows, and the ones it does not or that are `not_text`
+    (the exclusions)."""
     shown = squeeze(rendered)
-    kept = [p for p in wanted if squeeze(p) in shown]
-    return kept, [p for p in wanted if squeeze(p) not in shown]
+    kept = [p for p in wanted if squeeze(p) in shown and p not in (not_text or {})]
+    return kept, [p for p in wanted if p not in kept]
 
 
 def tika_xhtml(paths: list[Path], jar: Path) -> dict[Path, str]:
@@ -266,14 +297,33 @@ def exclusion_table(rows: list[tuple[str, str, bool]]) -> list[str]:
     return lines
 
 
-def write_excluded(rows: list[tuple[str, str, bool, str]]) -> None:
-    """The audit file: every excluded phrase with its file, Tika's place, kbflow's recall."""
+def write_excluded(rows: list[tuple[str, str, bool, str]],
+                   only: list[str] | None = None) -> None:
+    """The audit file: every excluded phrase with its file, Tika's place (and, for a file read
+    by hand, what a person reads there) and kbflow's recall. A run of `only` some collections
+    rewrites their rows and keeps the others'."""
+    by_hand = _read_by_hand()
+    notes = {file: {**by_hand["readings"].get(file, {}), **by_hand["not_text"].get(file, {})}
+             for file in {file for file, *_ in rows}}
+    old = EXCLUDED.read_text("utf-8").splitlines() if only and EXCLUDED.exists() else []
+    kept = [line for line in old if line.startswith("| ") and "/" in (file := _row_file(line))
+            and file.removeprefix("| ").split("/", 1)[0] not in (only or [])]
     lines = ["# Phrases left out of the visible reference (bench/format_visible.py)", "",
-             "Tika's phrases of office files that LibreOffice's rendering does not show. "
-             "`where`: the place Tika's XHTML puts it; `kbflow`: whether kbflow's chunks "
-             "hold it anyway. Rewritten by each full run of `python -m bench.format_public`.",
+             "Tika's phrases of office files that LibreOffice's rendering does not show, of "
+             "pictures that a person's transcription does not hold, and phrases listed as not "
+             f"text in `{READ_BY_HAND.name}`. `where`: the place Tika's XHTML puts it (for a "
+             "file read by hand, then what the picture shows there, or why it is not text); "
+             "`kbflow`: whether kbflow's chunks hold it anyway. Rewritten by each run of "
+             "`python -m bench.format_public`, for the collections it ran.",
              "", "| file | phrase | where | kbflow |", "|---|---|---|---|"]
+    new = []
     for file, phrase, recalled, where in rows:
-        cell = phrase.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {file} | {cell} | {where} | {'yes' if recalled else 'no'} |")
-    EXCLUDED.write_text("\n".join(lines) + "\n", "utf-8")
+        if note := notes[file].get(phrase):
+            where = f"{where}; read by hand: {note}"
+        phrase_cell, where = (c.replace("|", "\\|").replace("\n", " ") for c in (phrase, where))
+        new.append(f"| {file} | {phrase_cell} | {where} | {'yes' if recalled else 'no'} |")
+    EXCLUDED.write_text("\n".join(lines + sorted(kept + new, key=_row_file)) + "\n", "utf-8")
+
+
+def _row_file(line: str) -> str:
+    return line.split(" | ", 1)[0]

@@ -4,6 +4,7 @@ exclusions are placed where Tika's XHTML puts them."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -115,3 +116,63 @@ def test_the_exclusion_table_counts_by_format_and_place() -> None:
     assert table[2].startswith("| .doc* | 2 | 1 | 1 | 0 |") and table[2].endswith("| 1 |")
     assert table[3].startswith("| .pptx | 2 | 0 | 0 | 2 |")
     assert table[4].startswith("| **all** | 4 | 1 | 1 | 2 |") and table[4].endswith("| 2 |")
+
+
+def by_hand(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-by-hand file like bench/format_visible_read.json, and the audit file, in `folder`."""
+    read = {"pictures": {"c/scan.jpg": {"lines": ["Invoice #: 123", "油脂分泌过多、外油内干"]}},
+            "readings": {"c/scan.jpg": {"油脂分池过多": "油脂分泌过多 (泌, not 池)"}},
+            "not_text": {"c/deck.pptx": {"Ada i yrep": "Tesseract's English reading of a "
+                                                       "Greek manuscript photograph"}}}
+    (folder / "read.json").write_text(json.dumps(read, ensure_ascii=False), "utf-8")
+    monkeypatch.setattr(format_visible, "READ_BY_HAND", folder / "read.json")
+    monkeypatch.setattr(format_visible, "EXCLUDED", folder / "excluded.md")
+
+
+def test_a_picture_keeps_the_phrases_its_transcription_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    by_hand(tmp_path, monkeypatch)
+    picture, other = tmp_path / "scan.jpg", tmp_path / "photo.png"
+    shown = format_visible.rendered_texts([("c", picture), ("c", other)])
+    assert other not in shown  # not read by hand: keeps all of Tika's phrases
+    wanted = ["Invoice # 123", "油脂分池过多", "分泌过多、外油", "Bill Ta"]
+    kept, excluded = format_visible.split(wanted, shown[picture] or "", squeeze)
+    assert kept == ["Invoice # 123", "分泌过多、外油"] and excluded == ["油脂分池过多", "Bill Ta"]
+
+
+def test_a_phrase_listed_as_not_text_is_left_out_though_the_rendering_shows_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    by_hand(tmp_path, monkeypatch)
+    listed = format_visible.not_text("c", tmp_path / "deck.pptx")
+    rendering = "Euclid's Elements\nAda i yrep dompriy"
+    kept, excluded = format_visible.split(["Euclid's Elements", "Ada i yrep"], rendering,
+                                          squeeze, listed)
+    assert kept == ["Euclid's Elements"] and excluded == ["Ada i yrep"]
+    assert format_visible.not_text("c", tmp_path / "other.pptx") == {}
+
+
+def test_the_audit_says_what_the_picture_shows_and_a_partial_run_keeps_other_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    by_hand(tmp_path, monkeypatch)
+    format_visible.write_excluded([("a/x.doc", "hidden | text", False, "body"),
+                                   ("c/scan.jpg", "stale row", False, "picture OCR")])
+    format_visible.write_excluded([("c/scan.jpg", "油脂分池过多", False, "picture OCR"),
+                                   ("c/deck.pptx", "Ada i yrep", False, "picture OCR")], ["c"])
+    lines = (tmp_path / "excluded.md").read_text("utf-8").splitlines()
+    assert lines[0].startswith("# Phrases left out") and lines.count(lines[0]) == 1
+    assert lines[6:] == [
+        "| a/x.doc | hidden \\| text | body | no |",
+        "| c/deck.pptx | Ada i yrep | picture OCR; read by hand: Tesseract's English reading "
+        "of a Greek manuscript photograph | no |",
+        "| c/scan.jpg | 油脂分池过多 | picture OCR; read by hand: 油脂分泌过多 (泌, not 池) | no |"]
+
+
+def test_every_picture_of_the_bench_is_read_by_hand_and_every_entry_names_a_file() -> None:
+    read = json.loads(format_visible.READ_BY_HAND.read_text("utf-8"))
+    corpus = format_visible.BENCH / "format_corpus"
+    pictures = {f"{p.parent.name}/{p.name}" for p in corpus.glob("*/*")
+                if p.suffix.lower() in {".jpg", ".jpeg", ".png"}}
+    assert pictures and pictures == set(read["pictures"])
+    assert all(entry["lines"] and entry["note"] for entry in read["pictures"].values())
+    named = set(read["readings"]) | set(read["not_text"])
+    assert all((corpus / name).is_file() for name in named)
