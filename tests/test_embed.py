@@ -86,6 +86,27 @@ def test_batching_does_not_change_vectors(embedder: Embedder) -> None:
     assert np.allclose(together, reversed_order, atol=1e-6)  # same batches, same vectors
 
 
+def test_long_texts_go_fewer_to_a_batch(embedder: Embedder, monkeypatch) -> None:
+    """A batch holds at most TOKENS_PER_BATCH padded tokens (onnxruntime keeps the memory of
+    the largest batch it ran: 32 texts of 512 tokens left 1.7 GB resident), short texts still
+    go 32 to a batch, and every text keeps its vector."""
+    from ingest.embed.encoders import TOKENS_PER_BATCH
+
+    encoder = embedder.encoder
+    shapes: list[tuple[int, ...]] = []
+    run = encoder._session.run
+    monkeypatch.setattr(encoder._session, "run", lambda out, feeds: shapes.append(
+        feeds["input_ids"].shape) or run(out, feeds))
+    short = [f"第{i}条 年假" for i in range(40)]
+    long = [f"第{i}条 " + "出差期间市内交通费每人每天不超过一百五十元，凭发票实报实销。" * 20
+            for i in range(12)]
+    vectors = encoder.encode(short + long)
+    assert max(rows * width for rows, width in shapes) <= TOKENS_PER_BATCH
+    assert shapes[0][0] == 32 and shapes[-1][1] == encoder.max_tokens
+    alone = np.array([encoder.encode([t])[0] for t in long[:3]])
+    assert ((alone * vectors[40:43]).sum(axis=1) > 0.98).all()
+
+
 def test_passage_coverage_from_the_encoding_pass_matches_its_own_pass(embedder: Embedder) -> None:
     """Coverage taken from the tokens that are embedded (less [CLS]/[SEP]) is the coverage of
     the text, also where truncation at the input limit cut different tokens in the two passes."""
