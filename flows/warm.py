@@ -103,10 +103,10 @@ def apply_events(changed: list[str], deleted: list[str]) -> dict[str, int]:
     retried while another writer (a `kbflow ingest`) holds the data directory.
 
     Its flow run sends no heartbeats: Prefect's sync flow engine joins its heartbeat thread at
-    the end of the run, and that thread sleeps in whole seconds, so every batch ended 0-1 s
-    after its work, holding up the next batch (median 0.67 s of a one-file edit's freshness,
-    bench/RESULTS.md, "The worker's tail"). Heartbeats detect crashed flow runs; a dead
-    worker's runs are marked Crashed by the next worker (crash_orphans)."""
+    the end of the run, and that thread sleeps in whole seconds, so every batch ended up to 1 s
+    after its work, holding up the next batch (bench/RESULTS.md, "The worker's tail").
+    Heartbeats detect crashed flow runs; a dead worker's runs are marked Crashed by the next
+    worker (crash_orphans)."""
     with without_heartbeats():
         summary = events_flow(changed, deleted, str(runtime.task_run.id))
     return {"written": summary.written, "embedded": summary.embedded,
