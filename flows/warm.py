@@ -40,6 +40,7 @@ from prefect.client.schemas.filters import (
     TaskRunFilterTags,
 )
 from prefect.client.schemas.objects import State, StateType
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Crashed
 
 from flows.ingest import Worker, apply_changes, store_limits
@@ -99,10 +100,22 @@ def events_flow(changed: list[str], deleted: list[str], event_run: str) -> Inges
       retry_delay_seconds=[1, 2, 5, 10, 30], retry_condition_fn=_busy)
 def apply_events(changed: list[str], deleted: list[str]) -> dict[str, int]:
     """One debounced batch of webhook events (the id the receiver tracks is this task run's);
-    retried while another writer (a `kbflow ingest`) holds the data directory."""
-    summary = events_flow(changed, deleted, str(runtime.task_run.id))
+    retried while another writer (a `kbflow ingest`) holds the data directory.
+
+    Its flow run sends no heartbeats: Prefect's sync flow engine joins its heartbeat thread at
+    the end of the run, and that thread sleeps in whole seconds, so every batch ended up to 1 s
+    after its work, holding up the next batch (bench/RESULTS.md, "The worker's tail").
+    Heartbeats detect crashed flow runs; a dead worker's runs are marked Crashed by the next
+    worker (crash_orphans)."""
+    with without_heartbeats():
+        summary = events_flow(changed, deleted, str(runtime.task_run.id))
     return {"written": summary.written, "embedded": summary.embedded,
             "failures": len(summary.failures)}
+
+
+def without_heartbeats() -> AbstractContextManager[object]:
+    """Prefect settings under which a flow run starts no heartbeat thread (apply_events)."""
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
 
 
 def crash_orphans() -> None:

@@ -143,6 +143,17 @@ def _visible(var: str, flt: SearchFilter) -> tuple[str, dict[str, Any]] | None:
              "hidden": list(flt.hidden_keys)})
 
 
+def buffer_pool(path: Path) -> int:
+    """The buffer pool for the file at `path`: twice the file (and its WAL), at least 1 GiB, at
+    most LadybugDB's own default (80 % of the memory). That default is paid on every open and
+    close in proportion to the memory, not to the file (bench/RESULTS.md, "The worker's tail":
+    on 24 GiB most of a one-file edit's graph open), and the webhook worker opens the file for
+    every edit, `kbflow serve` for every search that reads the graph (SharedGraph)."""
+    size = sum(p.stat().st_size for p in (path, path.with_name(path.name + ".wal")) if p.exists())
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(max(2 * size, 1 << 30), int(0.8 * memory))
+
+
 class LadybugGraphStore:
     """One database file per generation in `folder`; the alias is a file naming the serving one."""
 
@@ -155,7 +166,8 @@ class LadybugGraphStore:
         # A file this process may not write (a read-only data directory) is read as it is.
         read_only = self._path.exists() and not (os.access(self._path, os.W_OK)
                                                  and os.access(folder, os.W_OK))
-        self._db = ladybug.Database(str(self._path), read_only=read_only)
+        self._db = ladybug.Database(str(self._path), read_only=read_only,
+                                    buffer_pool_size=buffer_pool(self._path))
         self._closed = False
         self._conn = ladybug.Connection(self._db)
         for statement in () if read_only else _SCHEMA + _VISIBILITY_COLUMNS:
