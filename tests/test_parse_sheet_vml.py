@@ -177,3 +177,21 @@ def test_mutated_drawings_never_crash(tmp_path: Path) -> None:
         read_whole += previews(result) == PREVIEWS
         assert "Словарь" in [block.text for block in result.blocks]  # the sheet is read
     assert 0 < read_whole < 60
+
+
+def test_numbers_int_refuses_are_no_crash(tmp_path: Path) -> None:
+    """A row or column number that str.isdigit accepts and int refuses ("²", 5,000 digits) in
+    a drawing's anchor or a column range: the sheet is read, the object keeps a place."""
+    many = b"9" * 5_000
+
+    def rows(data: bytes) -> bytes:
+        return data.replace(b'<col min="1" max="1"', b'<col min="1" max="' + many + b'"', 1)
+
+    def anchors(data: bytes) -> bytes:
+        return data.replace(b"<xdr:row>17</xdr:row>", "<xdr:row>²</xdr:row>".encode(), 1).replace(
+            b"<xdr:row>24</xdr:row>", b"<xdr:row>" + many + b"</xdr:row>", 1)
+
+    result = read(variant(tmp_path, {"xl/worksheets/sheet1.xml": rows,
+                                     "xl/drawings/drawing1.xml": anchors}))
+    assert "Луғат" in [block.text for block in result.blocks]
+    assert sorted(previews(result)) == sorted(PREVIEWS)

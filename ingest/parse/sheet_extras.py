@@ -151,8 +151,16 @@ def _place(anchor: etree._Element) -> tuple[int, int]:
     start = anchor.find(_XDR + "from")
     if start is None:
         return (0, 0)
-    row, col = start.findtext(_XDR + "row") or "0", start.findtext(_XDR + "col") or "0"
-    return (int(row) if row.isdigit() else 0, int(col) if col.isdigit() else 0)
+    return (cell_index(start.findtext(_XDR + "row"), 0),
+            cell_index(start.findtext(_XDR + "col"), 0))
+
+
+def cell_index(text: str | None, default: int) -> int:
+    """A row or column number as a file writes it; anything else a hostile or broken file may
+    hold there ("²", which str.isdigit accepts and int refuses, or thousands of digits) is
+    `default`, so the object or row keeps a place instead of failing the file."""
+    value = (text or "").strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else default
 
 
 def _relationships(archive: zipfile.ZipFile, part: str) -> list[tuple[str, str, str]]:
@@ -238,4 +246,4 @@ def column_range(col: etree._Element) -> range:
 
 
 def _bound(value: str | None) -> int:
-    return min(int(value), MAX_COLUMNS) if value and value.isdigit() else 1
+    return min(cell_index(value, 1), MAX_COLUMNS)
