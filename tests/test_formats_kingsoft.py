@@ -56,21 +56,22 @@ def test_a_picture_in_a_cell_is_read_as_a_picture_not_as_its_formula(name: str) 
     assert text.count("(图片:Chrysanthemum)") == 3  # the drawing's pictures, as before
 
 
-@pytest.mark.parametrize(("shown", "hidden"), [
-    ('<row r="15" ', '<row r="15" hidden="1" '),
-    ('<col min="7" max="7" ', '<col min="7" max="7" hidden="1" ')])
-def test_a_picture_in_a_hidden_cell_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                shown: str, hidden: str) -> None:
-    """image.xlsx with row 15, or column G, hidden: the picture in G15 is neither shown nor
-    handed to OCR (the drawing's three pictures are, as in the file as saved)."""
-    path = tmp_path / "hidden.xlsx"
+def edited(tmp_path: Path, old: str, new: str) -> Path:
+    """image.xlsx with its sheet's XML edited."""
+    path = tmp_path / "edited.xlsx"
     with zipfile.ZipFile(KINGSOFT / "image.xlsx") as source, zipfile.ZipFile(path, "w") as out:
         for item in source.infolist():
             data = source.read(item)
             if item.filename == "xl/worksheets/sheet1.xml":
-                assert shown.encode() in data
-                data = data.replace(shown.encode(), hidden.encode())
+                assert old.encode() in data
+                data = data.replace(old.encode(), new.encode())
             out.writestr(item, data)
+    return path
+
+
+@pytest.fixture
+def pictures_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each picture handed to OCR (ingest.parse.pictures), as it is handed."""
     read: list[int] = []
     block = Pictures.block
 
@@ -79,12 +80,33 @@ def test_a_picture_in_a_hidden_cell_is_not_read(tmp_path: Path, monkeypatch: pyt
         return block(self, blob, page)
 
     monkeypatch.setattr(Pictures, "block", counted)
+    return read
+
+
+@pytest.mark.parametrize(("shown", "hidden"), [
+    ('<row r="15" ', '<row r="15" hidden="1" '),
+    ('<col min="7" max="7" ', '<col min="7" max="7" hidden="1" ')])
+def test_a_picture_in_a_hidden_cell_is_not_read(tmp_path: Path, pictures_read: list[int],
+                                                shown: str, hidden: str) -> None:
+    """image.xlsx with row 15, or column G, hidden: the picture in G15 is neither shown nor
+    handed to OCR (the drawing's three pictures are, as in the file as saved)."""
     text = "\n".join(texts(parse(KINGSOFT / "image.xlsx")))
-    assert "(图片:Desert)" in text and len(read) == 4
-    read.clear()
-    text = "\n".join(texts(parse(path)))
+    assert "(图片:Desert)" in text and len(pictures_read) == 4
+    pictures_read.clear()
+    text = "\n".join(texts(parse(edited(tmp_path, shown, hidden))))
     assert "Desert" not in text and "DISPIMG" not in text
-    assert text.count("(图片:Chrysanthemum)") == 3 and len(read) == 3
+    assert text.count("(图片:Chrysanthemum)") == 3 and len(pictures_read) == 3
+
+
+def test_a_picture_in_many_cells_is_read_once(tmp_path: Path, pictures_read: list[int]) -> None:
+    formula = '<f>_xlfn.DISPIMG(&quot;ID_343DFC770DE840EFB3B0EC4FD4D2FCC0&quot;,1)</f><v>' \
+              '=DISPIMG(&quot;ID_343DFC770DE840EFB3B0EC4FD4D2FCC0&quot;,1)</v>'
+    rows = "".join(f'<row r="{n}"><c r="G{n}" t="str">{formula}</c></row>'
+                   for n in range(16, 516))
+    text = "\n".join(texts(parse(edited(tmp_path, "</row></sheetData>",
+                                         f"</row>{rows}</sheetData>"))))
+    assert "(图片:Desert)" in text and "DISPIMG" not in text
+    assert len(pictures_read) == 4  # as in the file as saved, with one cell of it
 
 
 def test_a_damaged_pictures_in_cells_stream_fails_its_file_with_the_reason(

@@ -261,7 +261,8 @@ class CellPictures:
     def __init__(self, archive: zipfile.ZipFile, pictures: Pictures) -> None:
         self.archive, self.pictures = archive, pictures
         self.found: dict[str, tuple[str, str | None]] = {}  # name -> alt text, picture part
-        self.met: list[str] = []
+        self.met: list[str] = []  # picture parts to read, each once (a logo in 10,000 cells)
+        self.taken: set[str] = set()
         part = _member(archive, "xl/cellimages.xml")
         if part is None:
             return
@@ -282,7 +283,8 @@ class CellPictures:
         if match is None or match[1] not in self.found:
             return value
         alt, target = self.found[match[1]]
-        if target:
+        if target and target not in self.taken:
+            self.taken.add(target)
             self.met.append(target)
         return f"(图片:{alt})" if alt else "(图片)"
 
