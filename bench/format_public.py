@@ -14,8 +14,9 @@ charset_normalizer's text in Big5, Shift-JIS, UTF-16 with a BOM, GB18030 …, pd
 (Japanese) and PyMuPDF's (a Chinese table) PDFs. Third round, legacy and ODF files:
 odftoolkit's and odfpy's (charts, embedded objects, a Chinese .ods), easyexcel's and hutool's
 (Chinese .xls), and POI's Office files with EMF/WMF pictures (`metafiles`, with one Chinese
-file made here). `--collect` copies them (with `--collection`, only those) from the bare git
-directories the search tool's `fetch` leaves under /work/.mirror (test documents only).
+file made here). Fourth round, workbooks Kingsoft WPS Office saved as .et and .xlsx
+(`kingsoft`, SheetJS's). `--collect` copies them (with `--collection`, only those) from the
+bare git directories the search tool's `fetch` leaves under /work/.mirror (test documents only).
 
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
 (`tika-app -t`, from Maven Central: `mvn dependency:get -Dartifact=org.apache.tika:tika-app:
@@ -177,6 +178,11 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "slideshow/bug54570.pptx", "slideshow/PPTWithAttachments.pptm",
         "spreadsheet/ExcelWithAttachments.xlsm", "spreadsheet/WithEmbeded.xlsx",
         "slideshow/ae.ac.uaeu.faculty_nafaachbili_GeomLec1.pptx")]),
+    # workbooks Kingsoft WPS Office saved as .et (SummaryInformation's application "WPS
+    # Spreadsheets", its ETExtData stream), the only public ones found, and one it saved as
+    # .xlsx: pictures in cells (its DISPIMG function) in either
+    "kingsoft": ("SheetJS/test_files", "Apache-2.0", [
+        "wps/fn.et", "wps/image.et", "wps/image.xlsx", "artifacts/wps/write.et"]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

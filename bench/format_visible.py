@@ -63,9 +63,10 @@ _IMPRESS = (f'pdf:impress_pdf_Export:{{{_PICTURES},'
             '"ExportNotesPages":{"type":"boolean","value":"true"}}')
 EXPORTS = {".doc": _WRITER, ".docx": _WRITER, ".odt": _WRITER, ".rtf": _WRITER,
            ".wps": _WRITER, ".xls": _CALC, ".xlsx": _CALC, ".xlsm": _CALC, ".ods": _CALC,
-           ".ppt": _IMPRESS, ".pptx": _IMPRESS, ".pptm": _IMPRESS, ".odp": _IMPRESS}
+           ".et": _CALC, ".ppt": _IMPRESS, ".pptx": _IMPRESS, ".pptm": _IMPRESS,
+           ".odp": _IMPRESS, ".dps": _IMPRESS}
 # formats kbflow itself reads through LibreOffice (ingest/parse/convert.py)
-CONVERTED = {".doc", ".xls", ".ppt", ".rtf", ".odt", ".ods", ".odp", ".wps"}
+CONVERTED = {".doc", ".xls", ".ppt", ".rtf", ".odt", ".ods", ".odp", ".wps", ".et", ".dps"}
 # Tika XHTML class -> where an excluded phrase sits; text under none of them is body text
 _KINDS = {"package-entry": "embedded object", "embedded": "embedded object",
           "ocr": "picture OCR", "header": "header/footer/shape", "footer": "header/footer/shape",

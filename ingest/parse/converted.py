@@ -7,11 +7,16 @@ saved and a sheet's empty tail is not repeated (ingest.parse.odf_prepare); an .o
 formulas' saved values (ingest.parse.stored_results): LibreOffice would fill both anew.
 
 LibreOffice picks its import filter from the content, the suffix being a hint: Kingsoft's
-.wps/.et/.dps are the Word/Excel/PowerPoint 97 binary formats under other names.
+.wps/.et/.dps are the Word/Excel/PowerPoint 97 binary formats under other names. WPS Office
+keeps its pictures in cells of an .et (or of an .xls it saved) in a stream of its own, which
+LibreOffice does not read: the xlsx parser is handed it (ingest.parse.sheet_extras.CellPictures).
 """
 
 from __future__ import annotations
 
+import olefile
+
+from ingest.parse.archive import check_archive
 from ingest.parse.convert import convert
 from ingest.parse.odf_prepare import prepared
 from ingest.parse.result import ParseLimits, ParseResult
@@ -47,7 +52,25 @@ def parse_wps(data: bytes, limits: ParseLimits) -> ParseResult:
 
 def _binary_sheets(data: bytes, suffix: str, limits: ParseLimits) -> ParseResult:
     """An Excel 97 workbook: LibreOffice's xlsx with the formula results the file stored."""
-    return parse_xlsx(keep_stored_results(data, convert(data, suffix, "xlsx")), limits)
+    pictures = _cell_pictures(data)
+    return parse_xlsx(keep_stored_results(data, convert(data, suffix, "xlsx")), limits, pictures)
+
+
+def _cell_pictures(data: bytes) -> bytes | None:
+    """The zip of WPS Office's pictures in cells a workbook holds (its ETCellImageData
+    stream), checked as an Office package is; None when it holds none."""
+    # olefile takes shorter bytes for a file name; an HTML table saved as .xls is no OLE file
+    if len(data) < olefile.MINIMAL_OLEFILE_SIZE or not data.startswith(olefile.MAGIC):
+        return None
+    try:
+        with olefile.OleFileIO(data) as ole:
+            if not ole.exists("ETCellImageData"):
+                return None
+            package: bytes = ole.openstream("ETCellImageData").read()
+    except OSError:  # a compound file olefile cannot walk: LibreOffice may still read it
+        return None
+    check_archive(package, "WPS pictures in cells (ETCellImageData)")
+    return package
 
 
 def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:

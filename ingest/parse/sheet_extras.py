@@ -1,6 +1,6 @@
 """What an XLSX sheet shows beside its cells: the drawing over it (text boxes and shapes,
 charts, pictures, and the embedded objects' previews of its legacy VML drawing), its notes and
-its print header and footer; and the columns it hides.
+its print header and footer, WPS Office's pictures in cells; and the columns it hides.
 Read-only openpyxl reads cells only, so these parts are found in the package by the sheet's
 relationships and parsed here with entity expansion off.
 
@@ -48,6 +48,7 @@ _PART = re.compile(r"&[LCR]")
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
 MAX_DRAWING_OBJECTS = 10_000  # objects of one drawing read; more is not a sheet anyone reads
 log = logging.getLogger(__name__)
+_DISPIMG = re.compile(r'=DISPIMG\("([^"]{1,200})",\s*\d+\)')  # CellPictures
 _GENERATED_ALT = re.compile(r".*(?:automatically generated|自动生成).*|[\w\- ]+\.(?:png|jpe?g"
                             r"|gif|bmp|tiff?|emf|wmf|svg)", re.I)
 
@@ -247,3 +248,48 @@ def column_range(col: etree._Element) -> range:
 
 def _bound(value: str | None) -> int:
     return min(cell_index(value, 1), MAX_COLUMNS)
+
+
+class CellPictures:
+    """WPS Office's pictures in cells (嵌入单元格图片, its DISPIMG function): the cell shows the
+    picture, while the value it stores is the formula's text, `=DISPIMG("ID_…",1)`, which no
+    one sees (Excel and LibreOffice show an error there). Such a cell reads "(图片:alt text)",
+    as a drawing's picture does, and the pictures met in a sheet are read (OCR,
+    ingest.parse.pictures) after its rows. WPS keeps them in `xl/cellimages.xml` of an .xlsx,
+    and in that part of the zip an .et or .xls holds in its `ETCellImageData` stream."""
+
+    def __init__(self, archive: zipfile.ZipFile, pictures: Pictures) -> None:
+        self.archive, self.pictures = archive, pictures
+        self.found: dict[str, tuple[str, str | None]] = {}  # name -> alt text, picture part
+        self.met: list[str] = []  # picture parts to read, each once (a logo in 10,000 cells)
+        self.taken: set[str] = set()
+        part = _member(archive, "xl/cellimages.xml")
+        if part is None:
+            return
+        related = {rel_id: target for _, rel_id, target in _relationships(archive, part)}
+        for picture in _xml(archive, part).iter(_XDR + "pic"):
+            if len(self.found) >= MAX_DRAWING_OBJECTS:
+                raise ParseError(f"more than {MAX_DRAWING_OBJECTS:,} pictures in cells")
+            names, blip = picture.find(f"./{_XDR}nvPicPr/{_XDR}cNvPr"), picture.find(f".//{_A}blip")
+            if names is not None and names.get("name"):
+                alt = cell_text(names.get("descr") or "")
+                self.found[names.get("name", "")] = (
+                    "" if _GENERATED_ALT.fullmatch(alt) else alt,
+                    related.get(blip.get(_R_EMBED, "")) if blip is not None else None)
+
+    def text(self, value: str) -> str:
+        """A cell's text: the picture's, for a DISPIMG cell whose picture the file holds."""
+        match = _DISPIMG.fullmatch(value) if self.found else None
+        if match is None or match[1] not in self.found:
+            return value
+        alt, target = self.found[match[1]]
+        if target and target not in self.taken:
+            self.taken.add(target)
+            self.met.append(target)
+        return f"(图片:{alt})" if alt else "(图片)"
+
+    def blocks(self, page: int) -> list[Block]:
+        """The text read in the pictures met since the last call (one sheet's cells)."""
+        met, self.met = self.met, []
+        read = (self.pictures.block(self.archive.read(target), page) for target in met)
+        return [block for block in read if block is not None]

@@ -31,6 +31,7 @@ from ingest.parse.number_format import date_text, general, number_text
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.sheet_extras import (
+    CellPictures,
     Columns,
     column_range,
     drawing_blocks,
@@ -238,9 +239,12 @@ def value_text(value: object, number_format: str | None = None) -> str:
     return cell_text(str(value))
 
 
-def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
+def parse_xlsx(data: bytes, limits: ParseLimits, cell_pictures: bytes | None = None
+               ) -> ParseResult:
     """Every visible sheet as a heading and its tables, on the page of its place among the
-    visible sheets; hidden sheets, hidden rows and empty rows are left out and counted."""
+    visible sheets; hidden sheets, hidden rows and empty rows are left out and counted.
+    `cell_pictures`: the zip holding WPS Office's pictures in cells when they are not in the
+    package (an .et's or .xls's, ingest.parse.converted)."""
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True,
                                       keep_links=False)
     result = ParseResult(blocks=[], pages=0)
@@ -251,9 +255,11 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
         sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
         visible = [sheet for sheet in sheets
                    if sheet.sheet_state == "visible" or limits.include_hidden]
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive, \
+                zipfile.ZipFile(io.BytesIO(cell_pictures or data)) as held:
+            in_cells = CellPictures(held, pictures)
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result, limits, margins, pictures)
+                _read_sheet(sheet, archive, page, count, result, limits, margins, in_cells)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
             if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
@@ -274,7 +280,7 @@ def parse_xlsx(data: bytes, limits: ParseLimits) -> ParseResult:
 
 def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount,
                 result: ParseResult, limits: ParseLimits, margins: list[str],
-                pictures: Pictures) -> None:
+                in_cells: CellPictures) -> None:
     """The sheet's rows as blocks, then the text of the drawing over it (text boxes, shapes,
     charts: ingest.parse.sheet_extras); hidden rows and columns left out and counted (unless
     `limits.include_hidden`): a hidden column of salaries or ID numbers is not shown, nor served."""
@@ -310,9 +316,11 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
             if not cells:  # all it holds is hidden
                 continue
         numeric = sum(1 for cell in row if isinstance(cell.value, int | float | dt.date | dt.time))
+        cells = [in_cells.text(cell) for cell in cells]  # a hidden cell's picture is not read
         table.add(Line(index, cells, numeric, spans, depth, groups))
     table.close()
-    result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, pictures)
+    result.blocks += in_cells.blocks(page)
+    result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, in_cells.pictures)
     comments = sheet_comments(archive, sheet._worksheet_path)
     if limits.include_comments:
         result.blocks += comment_blocks(comments, page)
