@@ -26,6 +26,7 @@ import logging
 import trafilatura
 from lxml import etree, html
 
+from ingest.parse.article_parts import article_parts
 from ingest.parse.html_text import is_block
 
 Counts = dict[html.HtmlElement, int]
@@ -60,7 +61,8 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
     kept = sum(text.get(root, 0) for root in roots)
     if kept < MIN_KEPT and kept < MIN_SHARE * text[body]:
         return [body]
-    return roots
+    chosen = {*roots, *article_parts(body, roots, text, links)}
+    return _outermost([e for e in body.iter(etree.Element) if e in chosen])
 
 
 def article_text(body: html.HtmlElement) -> str:
