@@ -17,6 +17,8 @@ paragraphs are content; those elements are taken from the page itself, with the 
 each and widened to the containers that are mostly content, so headings, lists, tables and
 preformatted text read as on any page. A page where less than MIN_KEPT characters and less than
 MIN_SHARE of its text are kept (a news page once came out as 8 characters) is read whole.
+Parts of the article trafilatura leaves out but a reader asks about (captions, datelines,
+infoboxes, contents) are added by their kind (ingest.parse.article_parts).
 """
 
 from __future__ import annotations
