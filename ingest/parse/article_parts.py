@@ -36,10 +36,11 @@ def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: C
         return []
     order = {e: i for i, e in enumerate(body.iter(etree.Element))}
     inside = {e for root in roots for e in root.iter(etree.Element)}
+    taken = inside | {up for root in roots for up in root.iterancestors()}  # or holding one
     container = _container(roots, text)
-    return [*_captions(body, roots, order, inside), *_bylines(container, inside, text, links),
-            *_infoboxes(container, inside, text, links),
-            *_contents(container, roots, inside, text)]
+    return [*_captions(body, roots, order, taken), *_bylines(container, inside, text, links),
+            *_infoboxes(container, taken, text, links),
+            *_contents(container, roots, taken, text)]
 
 
 def _container(roots: list[html.HtmlElement], text: Counts) -> html.HtmlElement:
@@ -53,11 +54,11 @@ def _container(roots: list[html.HtmlElement], text: Counts) -> html.HtmlElement:
 
 
 def _captions(body: html.HtmlElement, roots: list[html.HtmlElement], order: dict[
-        html.HtmlElement, int], inside: set[html.HtmlElement]) -> list[html.HtmlElement]:
+        html.HtmlElement, int], taken: set[html.HtmlElement]) -> list[html.HtmlElement]:
     """Each <figcaption> after the start of the first kept part and before the start of the
     last: the story's pictures, not the lead photo above it nor a gallery below it."""
     first, last = order[roots[0]], order[roots[-1]]
-    return [c for c in body.iter("figcaption") if first < order[c] < last and c not in inside]
+    return [c for c in body.iter("figcaption") if first < order[c] < last and c not in taken]
 
 
 def _lines(container: html.HtmlElement) -> list[html.HtmlElement]:
@@ -126,13 +127,13 @@ def _text(element: html.HtmlElement) -> str:
     return f"{element.text_content()} {element.tail or ''}"
 
 
-def _infoboxes(container: html.HtmlElement, inside: set[html.HtmlElement], text: Counts,
+def _infoboxes(container: html.HtmlElement, taken: set[html.HtmlElement], text: Counts,
                links: Counts) -> list[html.HtmlElement]:
     """A table of facts in the article's box: most rows a short label, not a link, and its
     value (a navigation box of link lists is made of tables and linked labels)."""
     found = []
     for table in container.iter("table"):
-        if table in inside or any(up.tag == "table" for up in table.iterancestors()):
+        if table in taken or any(up.tag == "table" for up in table.iterancestors()):
             continue
         rows = [[c for c in tr if c.tag in ("th", "td")] for tr in table.iter("tr")]
         pairs = [r for r in rows if len(r) == 2 and 0 < len(r[0].text_content().strip()) <= 40]
@@ -145,14 +146,14 @@ def _infoboxes(container: html.HtmlElement, inside: set[html.HtmlElement], text:
 
 
 def _contents(container: html.HtmlElement, roots: list[html.HtmlElement],
-              inside: set[html.HtmlElement], text: Counts) -> list[html.HtmlElement]:
+              taken: set[html.HtmlElement], text: Counts) -> list[html.HtmlElement]:
     """The article's table of contents: a list of links to places in the page, most of them
     named as a kept heading is; with its own title ("Contents") when its box holds little else."""
     headings = {_name(h.text_content()) for root in roots
                 for h in root.iter(*_HEADINGS)}
     found = []
     for listing in container.iter("ul", "ol"):
-        if listing in inside or any(up.tag in ("ul", "ol") for up in listing.iterancestors()):
+        if listing in taken or any(up.tag in ("ul", "ol") for up in listing.iterancestors()):
             continue
         anchors = listing.xpath(".//a[@href]")
         local = [a for a in anchors if a.get("href", "").startswith("#")]
@@ -161,7 +162,7 @@ def _contents(container: html.HtmlElement, roots: list[html.HtmlElement],
                 anchors):
             box = listing
             while ((up := box.getparent()) is not None and up is not container
-                   and up not in inside and text.get(up, 0) <= text.get(listing, 0) + 30):
+                   and up not in taken and text.get(up, 0) <= text.get(listing, 0) + 30):
                 box = up
             found.append(_one_paragraph(box, text))
     return found
