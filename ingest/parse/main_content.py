@@ -17,6 +17,8 @@ paragraphs are content; those elements are taken from the page itself, with the 
 each and widened to the containers that are mostly content, so headings, lists, tables and
 preformatted text read as on any page. A page where less than MIN_KEPT characters and less than
 MIN_SHARE of its text are kept (a news page once came out as 8 characters) is read whole.
+Parts of the article trafilatura leaves out but a reader asks about (captions, datelines,
+infoboxes, contents) are added by their kind (ingest.parse.article_parts).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import logging
 import trafilatura
 from lxml import etree, html
 
+from ingest.parse.article_parts import article_parts
 from ingest.parse.html_text import is_block
 
 Counts = dict[html.HtmlElement, int]
@@ -60,7 +63,8 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
     kept = sum(text.get(root, 0) for root in roots)
     if kept < MIN_KEPT and kept < MIN_SHARE * text[body]:
         return [body]
-    return roots
+    chosen = {*roots, *article_parts(body, roots, text, links)}
+    return _outermost([e for e in body.iter(etree.Element) if e in chosen])
 
 
 def article_text(body: html.HtmlElement) -> str:

@@ -1,0 +1,199 @@
+"""Parts of an article that trafilatura leaves out of its text but a company's reader asks
+about: picture captions inside the story, the dateline, byline or editor line at its head or
+tail, an infobox's facts beside it and its own table of contents. Each is found by its kind,
+next to the content main_content picked, never as a guess over the whole page, so that
+navigation, site-wide link lists, comment threads and "related stories" stay out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree, html
+
+from ingest.parse.html_text import is_block
+
+Counts = dict[html.HtmlElement, int]
+MAX_LINE = 80  # characters of a dateline, byline or editor line
+NEAR = 3  # lines before the article's first and after its last searched for one
+UP = 3  # boxes searched for the article's head: its own, and up to two around it
+MAX_LINKS = 0.5
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
+_BYLINE = re.compile(
+    r"\d{4}\s*年\s*\d{1,2}\s*月"  # 2016年10月14日
+    r"|\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{4}\b"  # 2016-10-14
+    rf"|\b{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}\b|\b\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}\b"  # Sept. 25, 2018
+    r"|作者|编辑|责编|来源|记者|通讯员|发布(?:时间|日期|人|者)|供稿|撰稿|审核|摄影"
+    r"|^\s*(?:by|von|par|por|door|di)\s+\w", re.IGNORECASE)
+_NUMBERING = re.compile(r"^[\d.\s]+")
+
+
+def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: Counts,
+                  links: Counts) -> list[html.HtmlElement]:
+    """The elements to index besides `roots`, of the kinds above (not in document order)."""
+    if not roots:
+        return []
+    order = {e: i for i, e in enumerate(body.iter(etree.Element))}
+    inside = {e for root in roots for e in root.iter(etree.Element)}
+    taken = inside | {up for root in roots for up in root.iterancestors()}  # or holding one
+    container = _container(roots, text)
+    return [*_captions(body, roots, order, taken), *_bylines(container, inside, text, links),
+            *_infoboxes(container, taken, text, links),
+            *_contents(container, roots, taken, text)]
+
+
+def _container(roots: list[html.HtmlElement], text: Counts) -> html.HtmlElement:
+    """The element whose children hold the most of the kept text: the article's own box."""
+    held: Counts = {}
+    for root in roots:
+        parent = root.getparent()
+        if parent is not None:
+            held[parent] = held.get(parent, 0) + text.get(root, 0)
+    return max(held, key=held.__getitem__) if held else roots[0]
+
+
+def _captions(body: html.HtmlElement, roots: list[html.HtmlElement], order: dict[
+        html.HtmlElement, int], taken: set[html.HtmlElement]) -> list[html.HtmlElement]:
+    """Each <figcaption> after the start of the first kept part and before the start of the
+    last: the story's pictures, not the lead photo above it nor a gallery below it."""
+    first, last = order[roots[0]], order[roots[-1]]
+    return [c for c in body.iter("figcaption") if first < order[c] < last and c not in taken]
+
+
+def _lines(container: html.HtmlElement) -> list[html.HtmlElement]:
+    """The blocks holding text of their own in the container, in document order."""
+    found: dict[html.HtmlElement, None] = {}
+    for element in container.iter(etree.Element):
+        pieces = [element.text, *(child.tail for child in element)]
+        if any((piece or "").strip() for piece in pieces):
+            unit, up = element, element.getparent()
+            while not is_block(unit) and unit is not container and up is not None:
+                unit, up = up, up.getparent()
+            found[unit] = None
+    return list(found)
+
+
+def _bylines(container: html.HtmlElement, inside: set[html.HtmlElement], text: Counts,
+             links: Counts) -> list[html.HtmlElement]:
+    """A short line with a date or an author, editor or source mark among the few lines right
+    before the article or right after it, in the article's own box or, when that begins with
+    the article, in the box around it."""
+    for box in [container, *container.iterancestors()][:UP]:
+        lines = [line for line in _lines(box)  # a share bar's or a menu's links are no line
+                 if line in inside or links.get(line, 0) < text.get(line, 0)]
+        kept = [i for i, line in enumerate(lines) if line in inside]
+        if not kept:
+            return []
+        if kept[0] > 0:  # the article's head lies in this box (often a header beside it)
+            break
+    near = [line for line in lines[max(kept[0] - NEAR, 0):kept[0]] + lines[kept[-1] + 1:][:NEAR]
+            if line not in inside]
+    found = []
+    for line in near:
+        run = _first_run(line)
+        words = " ".join((line.text or "").split() + [w for e in run for w in _text(e).split()])
+        if 0 < len(words) <= MAX_LINE and _BYLINE.search(words):
+            own = line if len(run) == len(line) else _wrapped(line, run)
+            text[own] = len(words)
+            links[own] = sum(len(a.text_content()) for a in own.iter("a"))
+            found.append(own)
+    return found
+
+
+def _first_run(line: html.HtmlElement) -> list[html.HtmlElement]:
+    """The inline elements of the line's own first run of text (after its own text), up to
+    the first one that holds a block: a dateline's box often holds a share bar too."""
+    run: list[html.HtmlElement] = []
+    for child in line:
+        if is_block(child) or any(is_block(e) for e in child.iterdescendants(etree.Element)):
+            break
+        run.append(child)
+    return run
+
+
+def _wrapped(line: html.HtmlElement, run: list[html.HtmlElement]) -> html.HtmlElement:
+    """A new <p> holding the line's text and its run, put in their place."""
+    paragraph = html.Element("p")
+    paragraph.text, line.text = line.text, None
+    for child in run:
+        paragraph.append(child)  # with its tail
+    line.insert(0, paragraph)
+    return paragraph
+
+
+def _text(element: html.HtmlElement) -> str:
+    """An inline element's words and those after it (its tail is part of the run too)."""
+    return f"{element.text_content()} {element.tail or ''}"
+
+
+def _infoboxes(container: html.HtmlElement, taken: set[html.HtmlElement], text: Counts,
+               links: Counts) -> list[html.HtmlElement]:
+    """A table of facts in the article's box: most rows a short label, not a link, and its
+    value (a navigation box of link lists is made of tables and linked labels)."""
+    found = []
+    for table in container.iter("table"):
+        if table in taken or any(up.tag == "table" for up in table.iterancestors()):
+            continue
+        rows = [[c for c in tr if c.tag in ("th", "td")] for tr in table.iter("tr")]
+        pairs = [r for r in rows if len(r) == 2 and 0 < len(r[0].text_content().strip()) <= 40]
+        labels = [r[0] for r in pairs]
+        if (len(pairs) >= 3 and len(pairs) >= 0.6 * len(rows) and table.find(".//table") is None
+                and sum(links.get(c, 0) for c in labels) <= MAX_LINKS * sum(
+                    text.get(c, 0) for c in labels)):
+            found.append(table)
+    return found
+
+
+def _contents(container: html.HtmlElement, roots: list[html.HtmlElement],
+              taken: set[html.HtmlElement], text: Counts) -> list[html.HtmlElement]:
+    """The article's table of contents: a list of links to places in the page, most of them
+    named as a kept heading is; with its own title ("Contents") when its box holds little else."""
+    headings = {_name(h.text_content()) for root in roots
+                for h in root.iter(*_HEADINGS)}
+    found = []
+    for listing in container.iter("ul", "ol"):
+        if listing in taken or any(up.tag in ("ul", "ol") for up in listing.iterancestors()):
+            continue
+        anchors = listing.xpath(".//a[@href]")
+        local = [a for a in anchors if a.get("href", "").startswith("#")]
+        named = [a for a in local if _name(a.text_content()) in headings]
+        if len(anchors) >= 3 and len(local) >= 0.8 * len(anchors) and 2 * len(named) >= len(
+                anchors):
+            box = listing
+            while ((up := box.getparent()) is not None and up is not container
+                   and up not in taken and text.get(up, 0) <= text.get(listing, 0) + 30):
+                box = up
+            found.append(_one_paragraph(box, text))
+    return found
+
+
+def _one_paragraph(box: html.HtmlElement, text: Counts) -> html.HtmlElement:
+    """The contents as one paragraph put in the box's place, its lines joined by " · ": as
+    lines, "3.1 Firefox" reads as a numbered heading to the chunker, which then files every
+    chunk of the article under the last of them ("8 External links")."""
+    lines = [_own_words(e) for e in box.iter(*_HEADINGS, "li")]
+    paragraph = html.Element("p")
+    heading = next((" ".join(h.text_content().split()) for h in box.iter(*_HEADINGS)), "")
+    paragraph.text = " · ".join(line for line in lines if line != heading)
+    if heading:
+        paragraph.text = f"{heading}: {paragraph.text}"
+    paragraph.tail = box.tail
+    parent = box.getparent()
+    if parent is not None:  # always: the box lies inside the article's container
+        parent.replace(box, paragraph)
+    text[paragraph] = text.get(box, 0)
+    return paragraph
+
+
+def _own_words(item: html.HtmlElement) -> str:
+    """An item's words without those of the lists inside it."""
+    words = [item.text or ""] + [("" if c.tag in ("ul", "ol") else c.text_content()) + (
+        c.tail or "") for c in item]
+    return " ".join("".join(words).split())
+
+
+def _name(heading: str) -> str:
+    """A heading as a contents line names it: no numbering, no "[edit]", no spaces, lowercase."""
+    squeezed = "".join(_NUMBERING.sub("", heading).split()).lower()
+    return squeezed.removesuffix("[edit]")
