@@ -536,10 +536,12 @@ def manifest_tracker(settings: Settings, task_runs: bool = False) -> Tracker:
             return RunOutcome(True, {f["path"]: f["reason"] for f in failures})
         if run_id in asked and time.monotonic() - asked[run_id] < COLLECT_INTERVAL:
             return None
-        asked[run_id] = time.monotonic()
-        with get_client(sync_client=True) as client:
-            read = client.read_task_run if task_runs else client.read_flow_run
-            state = read(UUID(run_id)).state
+        try:
+            with get_client(sync_client=True) as client:
+                read = client.read_task_run if task_runs else client.read_flow_run
+                state = read(UUID(run_id)).state
+        finally:  # from the answer (or the error) on: an unreachable Prefect retries slowly
+            asked[run_id] = time.monotonic()
         if state is None or not state.is_final():
             return None
         asked.pop(run_id)

@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from flows.webhook import (
     EventStore,
     RunOutcome,
     create_app,
+    manifest_tracker,
     sign,
 )
 from ingest.config import Settings
@@ -292,6 +294,27 @@ def test_the_receiver_holds_events_behind_a_running_batch_and_sends_them_when_it
         assert time.monotonic() - posted < 1.0
     a, b, c = (at(hook_settings, name) for name in ("a.md", "b.md", "c.md"))
     assert trigger.calls == [([a], []), ([b], [c]), ([a], [])]
+
+
+def test_the_tracker_reads_the_manifest_at_every_call_and_prefect_once_a_second(
+        hook_settings: Settings) -> None:
+    """The dispatcher asks at every tick while events wait: the run's record each time (it
+    reports the moment the run records its outcome), Prefect (crashes) at most once a second."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from ingest.manifest import ManifestStore
+
+    run_id = str(uuid.uuid4())
+    with ManifestStore(hook_settings.manifest) as manifest:
+        manifest.start_run(run_id, "webhook")
+    track = manifest_tracker(hook_settings, task_runs=True)
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # refused
+        with pytest.raises(httpx.ConnectError):
+            track(run_id)
+        assert track(run_id) is None  # Prefect not asked again within the second
+        with ManifestStore(hook_settings.manifest) as manifest:
+            manifest.finish_run(run_id, {"failures": [{"path": "/d/x.md", "reason": "empty"}]})
+        assert track(run_id) == RunOutcome(True, {"/d/x.md": "empty"})
 
 
 def test_a_burst_behind_running_batches_coalesces_into_few_runs(
