@@ -14,9 +14,12 @@ before they are read) and JSON nested deeper than an event needs are refused at 
 malformed body is a 422, never a 500.
 
 An accepted event is written to an SQLite outbox under the data directory before the 202 reply,
-so an event the sender saw accepted is never lost. A background thread waits until events stop
-arriving for a debounce window, except for an event arriving after a window in which nothing
-went out: that one goes at once (a lone edit waits no debounce), those after it coalesce. It
+so an event the sender saw accepted is never lost. A background thread sends it at once when no
+batch is in flight (every run sent has recorded its outcome), so an edit waits no debounce; the
+events arriving while a batch runs coalesce behind it and go together the moment it reports, or
+once the oldest has waited 10 debounce windows (a run that hangs holds nothing up for good).
+Without a tracker nothing says when a run ends: a batch counts as in flight until events stop
+arriving for a debounce window, unless the first came a window after the last send. It
 resolves each event's path (symlinks and `..` included) and
 quarantines, with its reason, any that leaves the document roots; it keeps the last event per
 path and starts the incremental deployment with the changed and deleted paths, in as many runs
@@ -257,6 +260,12 @@ class EventStore:
                               "WHERE status='pending' ORDER BY id").fetchall()
         return [Pending(*row) for row in rows]
 
+    def in_flight(self) -> bool:
+        """Whether an event went out with a run that has not reported yet."""
+        with closing(self._connect()) as db:
+            return db.execute("SELECT 1 FROM events WHERE status='dispatched' LIMIT 1"
+                              ).fetchone() is not None
+
     def dispatched(self) -> list[tuple[int, str, str]]:
         """(id, path, flow run id) of events whose run has not reported yet."""
         with closing(self._connect()) as db:
@@ -339,9 +348,9 @@ def batches(paths: dict[str, tuple[str, list[int]]], max_bytes: int
 
 
 class Dispatcher:
-    """Debounces pending events into trigger calls and retries with backoff on failure; with a
-    tracker, finishes dispatched events from their runs' outcomes; prunes finished events older
-    than `keep` seconds."""
+    """Sends pending events on at once when no batch is in flight, coalesced behind one that is,
+    and retries with backoff on failure; with a tracker, finishes dispatched events from their
+    runs' outcomes; prunes finished events older than `keep` seconds."""
 
     def __init__(self, store: EventStore, trigger: Trigger, debounce: float, keep: float,
                  roots: Sequence[Path] = (), tracker: Tracker | None = None,
@@ -362,18 +371,17 @@ class Dispatcher:
     def tick(self, now: float) -> str | None:
         """Collect outcomes, then send the pending events on if they are due; the id of the
         last flow run started, if any."""
-        if self.tracker is not None and now >= self._collect_at:
+        events = self.store.pending()
+        waiting = bool(events) and now >= self._retry_at
+        if self.tracker is not None and (waiting or now >= self._collect_at):
+            # events waiting: look at every tick, so they go the moment the batch ahead reports
             self._collect_at = now + COLLECT_INTERVAL
             self.collect()
-        events = self.store.pending()
+            events = self.store.pending()  # with those a crashed run sent back
         if not events or now < self._retry_at:
             return None
-        quiet = now - events[-1].received_at >= self.debounce
         overdue = now - events[0].received_at >= 10 * self.debounce  # a steady stream goes out
-        # leading edge: the first event after an idle window goes out at once (a one-file edit
-        # waits no debounce); those that follow it within the window coalesce as above
-        leading = events[0].received_at - self._sent_at >= self.debounce
-        if not (quiet or overdue or leading):
+        if self._in_flight(events, now) and not overdue:
             return None
         valid: list[tuple[int, str, str]] = []
         retried: list[tuple[int, str, str]] = []
@@ -401,6 +409,16 @@ class Dispatcher:
         if started is not None:
             self.store.prune(now - self.keep)
         return started
+
+    def _in_flight(self, events: Sequence[Pending], now: float) -> bool:
+        """Whether `events` coalesce behind a batch sent before: with a tracker, while a run
+        has not reported; without one, while they keep coming within a debounce window of each
+        other, the first within a window of the last send."""
+        if self.tracker is not None:
+            return self.store.in_flight()
+        leading = events[0].received_at - self._sent_at >= self.debounce
+        quiet = now - events[-1].received_at >= self.debounce
+        return not (leading or quiet)
 
     def _send(self, group: dict[str, tuple[str, list[int]]], now: float) -> str | None:
         """The run started for the group; "" when the orchestrator refused it, None when it
@@ -495,7 +513,10 @@ def deployment_trigger(name: str) -> Trigger:
 def manifest_tracker(settings: Settings, task_runs: bool = False) -> Tracker:
     """Outcomes from the manifest's run summaries (the incremental flow records one per run,
     with every failed file and its reason); a run Prefect reports ended without one, crashed.
-    Runs are flow runs of the deployment, or with `task_runs` the warm worker's task runs."""
+    Runs are flow runs of the deployment, or with `task_runs` the warm worker's task runs.
+    The dispatcher asks at every tick while events wait behind a run: the manifest each time
+    (under a millisecond), Prefect once per COLLECT_INTERVAL and run (~25 ms of CPU a call)."""
+    asked: dict[str, float] = {}  # run id → when Prefect was last asked about it
 
     def track(run_id: str) -> RunOutcome | None:
         from uuid import UUID
@@ -510,13 +531,20 @@ def manifest_tracker(settings: Settings, task_runs: bool = False) -> Tracker:
         finally:
             manifest.close()
         if run is not None and run.finished_at:
+            asked.pop(run_id, None)
             failures = (run.summary or {}).get("failures") or []
             return RunOutcome(True, {f["path"]: f["reason"] for f in failures})
-        with get_client(sync_client=True) as client:
-            read = client.read_task_run if task_runs else client.read_flow_run
-            state = read(UUID(run_id)).state
+        if run_id in asked and time.monotonic() - asked[run_id] < COLLECT_INTERVAL:
+            return None
+        try:
+            with get_client(sync_client=True) as client:
+                read = client.read_task_run if task_runs else client.read_flow_run
+                state = read(UUID(run_id)).state
+        finally:  # from the answer (or the error) on: an unreachable Prefect retries slowly
+            asked[run_id] = time.monotonic()
         if state is None or not state.is_final():
             return None
+        asked.pop(run_id)
         if state.is_completed():  # finished, but its summary went to another manifest
             return RunOutcome(True)
         return RunOutcome(False, note=f"{state.name}: {state.message or ''}".strip(": "))

@@ -170,8 +170,8 @@ class Settings(BaseSettings):
     webhook_host: str = "127.0.0.1"
     webhook_port: int = 8787
     webhook_debounce_seconds: float = Field(
-        0.5, description="an event after an idle window goes out at once; later ones once none "
-                         "has arrived for this long (or the oldest waited 10×)")
+        0.5, description="an event goes out at once when no batch is in flight; those behind "
+                         "a running one when it reports, or once the oldest waited 10× this")
     webhook_max_age_seconds: float = Field(300, description="older signed timestamps are replays")
     webhook_keep_days: float = Field(7, description="dispatched events are deleted after this "
                                      "long (never within the replay window)")

@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +22,9 @@ from flows.webhook import (
     ChangeEvent,
     Dispatcher,
     EventStore,
+    RunOutcome,
     create_app,
+    manifest_tracker,
     sign,
 )
 from ingest.config import Settings
@@ -193,8 +196,9 @@ def test_a_burst_is_debounced_into_one_run_with_the_last_event_per_uri(
 
 def test_the_leading_edge_sends_at_once_only_after_an_idle_window(
         hook_settings: Settings) -> None:
-    """An event after a window with nothing sent goes out at the next tick; events within a
-    window of a run coalesce until quiet, or until a steady stream is overdue."""
+    """Without a tracker (nothing says when a run ends): an event after a window with nothing
+    sent goes out at the next tick; events within a window of a run coalesce until quiet, or
+    until a steady stream is overdue."""
     outbox, t = store(hook_settings), time.time()
     trigger = Recorder()
     dispatcher = Dispatcher(outbox, trigger, debounce=1.0, keep=3600,
@@ -217,6 +221,127 @@ def test_the_leading_edge_sends_at_once_only_after_an_idle_window(
     b, c, d = (at(hook_settings, n) for n in ("b.md", "c.md", "d.md"))
     assert trigger.calls[1] == ([b, c], []) and trigger.calls[4] == ([], [d])
     assert [len(changed) for changed, _ in trigger.calls[2:4]] == [18, 2]
+
+
+class Runs:
+    """A tracker over the Recorder's runs: a run goes on until the test finishes it."""
+
+    def __init__(self) -> None:
+        self.finished: set[str] = set()
+
+    def __call__(self, run_id: str) -> RunOutcome | None:
+        return RunOutcome(True) if run_id in self.finished else None
+
+
+def test_with_a_tracker_events_go_at_once_unless_a_batch_is_in_flight(
+        hook_settings: Settings) -> None:
+    """Nothing in flight: an event goes at the next tick, however soon after the last send.
+    Events arriving while a batch runs wait for it, then go together the moment it reports; a
+    batch that never reports holds a steady stream up for 10 windows at most."""
+    outbox, t = store(hook_settings), time.time()
+    trigger, runs = Recorder(), Runs()
+    dispatcher = Dispatcher(outbox, trigger, debounce=1.0, keep=3600,
+                            roots=hook_settings.document_roots, tracker=runs)
+    outbox.add(ChangeEvent(type="updated", uri="a.md"), "sig-1", t)
+    assert dispatcher.tick(t + 0.01) == "run-1"
+    outbox.add(ChangeEvent(type="updated", uri="b.md"), "sig-2", t + 0.1)
+    assert dispatcher.tick(t + 0.2) is None  # run-1 has not reported
+    outbox.add(ChangeEvent(type="deleted", uri="c.md"), "sig-3", t + 0.3)
+    assert dispatcher.tick(t + 1.5) is None  # quiet for a window, but run-1 still runs
+    runs.finished.add("run-1")
+    assert dispatcher.tick(t + 1.55) == "run-2"  # its outcome read at once, not a second later
+    assert outbox.counts()["done"] == 1
+    runs.finished.add("run-2")
+    outbox.add(ChangeEvent(type="updated", uri="d.md"), "sig-4", t + 1.6)
+    assert dispatcher.tick(t + 1.65) == "run-3"  # 0.1 s after run-2 went: no window to wait
+    sent_at = []
+    for i in range(20):  # run-3 hangs; a steady stream, one event every 0.6 s
+        outbox.add(ChangeEvent(type="updated", uri=f"s{i}.md"), f"sig-s{i}", t + 2 + 0.6 * i)
+        if dispatcher.tick(t + 2.05 + 0.6 * i):
+            sent_at.append(i)
+    assert sent_at == [17]  # only once the stream's first event waited 10 windows
+    assert dispatcher.tick(t + 14) is None  # the rest waits behind run-3 and run-4
+    runs.finished |= {"run-3", "run-4"}
+    assert dispatcher.tick(t + 14.1) == "run-5"
+    a, b, c, d = (at(hook_settings, n) for n in ("a.md", "b.md", "c.md", "d.md"))
+    assert trigger.calls[:3] == [([a], []), ([b], [c]), ([d], [])]
+    assert [len(changed) for changed, _ in trigger.calls[3:]] == [18, 2]
+
+
+def test_the_receiver_holds_events_behind_a_running_batch_and_sends_them_when_it_reports(
+        hook_settings: Settings) -> None:
+    """Over HTTP, the dispatcher on its own thread: a 2 s debounce, so only the new rule can
+    send the second batch within a second of the first run reporting, and the third at once."""
+    hook_settings.webhook_debounce_seconds = 2.0
+    trigger, runs = Recorder(), Runs()
+    with receiver(hook_settings, trigger, runs) as url:
+        assert post(url, {"type": "created", "uri": "a.md"}).status_code == 202
+        wait_for(lambda: trigger.calls)
+        for n, (kind, uri) in enumerate([("updated", "b.md"), ("deleted", "c.md"),
+                                         ("updated", "b.md")]):
+            assert post(url, {"type": kind, "uri": uri, "id": f"e-{n}"}).status_code == 202
+        time.sleep(0.5)  # ten polls: nothing goes while run-1 has not reported
+        assert len(trigger.calls) == 1 and health(url)["pending"] == 3
+        runs.finished.add("run-1")
+        reported = time.monotonic()
+        wait_for(lambda: len(trigger.calls) == 2)
+        assert time.monotonic() - reported < 1.0
+        runs.finished.add("run-2")
+        wait_for(lambda: health(url)["dispatched"] == 0)
+        posted = time.monotonic()  # well within a debounce window of run-2's send
+        assert post(url, {"type": "updated", "uri": "a.md"}).status_code == 202
+        wait_for(lambda: len(trigger.calls) == 3)
+        assert time.monotonic() - posted < 1.0
+    a, b, c = (at(hook_settings, name) for name in ("a.md", "b.md", "c.md"))
+    assert trigger.calls == [([a], []), ([b], [c]), ([a], [])]
+
+
+def test_the_tracker_reads_the_manifest_at_every_call_and_prefect_once_a_second(
+        hook_settings: Settings) -> None:
+    """The dispatcher asks at every tick while events wait: the run's record each time (it
+    reports the moment the run records its outcome), Prefect (crashes) at most once a second."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from ingest.manifest import ManifestStore
+
+    run_id = str(uuid.uuid4())
+    with ManifestStore(hook_settings.manifest) as manifest:
+        manifest.start_run(run_id, "webhook")
+    track = manifest_tracker(hook_settings, task_runs=True)
+    with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # refused
+        with pytest.raises(httpx.ConnectError):
+            track(run_id)
+        assert track(run_id) is None  # Prefect not asked again within the second
+        with ManifestStore(hook_settings.manifest) as manifest:
+            manifest.finish_run(run_id, {"failures": [{"path": "/d/x.md", "reason": "empty"}]})
+        assert track(run_id) == RunOutcome(True, {"/d/x.md": "empty"})
+
+
+def test_a_burst_behind_running_batches_coalesces_into_few_runs(
+        hook_settings: Settings) -> None:
+    """100 edits of 100 files, one every 10 ms, into runs that each take 0.3 s, the dispatcher
+    ticking every 0.125 s (a 0.5 s debounce's poll): no run starts while another has not
+    reported, each file goes out once with its last event, in a handful of runs."""
+    outbox, t = store(hook_settings), time.time()
+    trigger, runs = Recorder(), Runs()
+    dispatcher = Dispatcher(outbox, trigger, debounce=0.5, keep=3600,
+                            roots=hook_settings.document_roots, tracker=runs)
+    ends: dict[str, float] = {}  # run → when it reports
+    added = overlaps = 0
+    for step in range(100):  # 12.5 s: far past the burst's end, and its overdue cap
+        now = t + 0.125 * step
+        while added < 100 and t + 0.01 * added <= now:
+            outbox.add(ChangeEvent(type="updated", uri=f"f{added:03d}.md"), f"sig-{added}",
+                       t + 0.01 * added)
+            added += 1
+        runs.finished |= {run for run, end in ends.items() if end <= now}
+        if started := dispatcher.tick(now):
+            overlaps += any(end > now for end in ends.values())
+            ends[started] = now + 0.3
+    sent = [path for changed, _ in trigger.calls for path in changed]
+    assert sorted(sent) == [at(hook_settings, f"f{i:03d}.md") for i in range(100)]
+    assert overlaps == 0 and outbox.counts()["done"] == 100
+    assert 2 <= len(trigger.calls) <= 5
 
 
 def test_dispatched_events_are_pruned_after_the_retention(hook_settings: Settings) -> None:
