@@ -11,9 +11,8 @@ cells share a column (cells merge and split from row to row). As text lines, a r
 number ("8.37 4.50 ASE Tst 7.76") looked like a numbered heading, and a heading followed by the
 next row's heading was in no chunk. A table's gap between two columns is no page gutter either.
 
-The other boxes are lines: the page's column gutter is sought on pieces less than 1.5 line
-heights apart joined ("第二条␣␣本规定" is one line, a gutter is wider), as the reading order
-seeks it on text-layer lines, and a row is joined within its column only.
+The other boxes are lines, pieces less than 1.5 line heights apart joined ("第二条␣␣本规定" is
+one line): a column gutter is wider, and the reading order finds it among them.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ingest.models import Block, BlockKind
-from ingest.parse.layout import Item, Line, find_gutter
+from ingest.parse.layout import Item, Line
 from ingest.parse.tables import markdown_table
 
 NEAR = 1.5  # line heights between pieces of one line of text
@@ -54,22 +53,13 @@ class OcrTable:
                          for row in self.rows)]
 
 
-def ocr_items(boxes: list[Line], width: float) -> list[Item]:
-    """The boxes of a page (`width` wide) as tables where rows of cells run on, and the others
-    as lines, in columns when the page has two."""
+def ocr_items(boxes: list[Line]) -> list[Item]:
+    """The boxes of a page as tables where rows of cells run on, and the others as lines."""
     rows = sorted(_row_groups(boxes, None), key=lambda row: row[0].y0)
     tables = _tables(rows)
     tabled = {id(box) for table in tables for row in table.cells for box in row}
     rest = [box for box in boxes if id(box) not in tabled]
-    near = [_joined(row) for row in _row_groups(rest, NEAR)]
-    gutter = find_gutter([line for line in near if not line.in_margin], width)
-    if gutter is None:
-        sides = [rest]
-    else:
-        sides = [[box for box in rest if box.x1 <= gutter],
-                 [box for box in rest if box.x0 >= gutter],
-                 [box for box in rest if box.x0 < gutter < box.x1]]
-    return [*tables, *(_joined(row) for side in sides for row in _row_groups(side, None))]
+    return [*tables, *(_joined(row) for row in _row_groups(rest, NEAR))]
 
 
 def _row_groups(boxes: list[Line], max_gap: float | None) -> list[list[Line]]:

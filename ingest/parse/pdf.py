@@ -225,7 +225,7 @@ def _ocr_items(reading: OcrPage, number: int) -> list[Item]:
             boxes.append(Line(text, number, x0, y0, x1, y1, size=y1 - y0,
                               confidence=ocr.confidence,
                               in_margin=in_margin(y0, y1, reading.height)))
-    return ocr_items(boxes, reading.width)
+    return ocr_items(boxes)
 
 
 def _has_rules(page: pymupdf.Page) -> bool:
