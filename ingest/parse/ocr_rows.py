@@ -55,26 +55,25 @@ class OcrTable:
 
 def ocr_items(boxes: list[Line]) -> list[Item]:
     """The boxes of a page as tables where rows of cells run on, and the others as lines."""
-    rows = sorted(_row_groups(boxes, None), key=lambda row: row[0].y0)
+    rows = sorted(_row_groups(boxes), key=lambda row: row[0].y0)
     tables = _tables(rows)
     tabled = {id(box) for table in tables for row in table.cells for box in row}
     rest = [box for box in boxes if id(box) not in tabled]
-    return [*tables, *(_joined(row) for row in _row_groups(rest, NEAR))]
+    return [*tables, *_join_row_pieces(rest)]
 
 
-def _row_groups(boxes: list[Line], max_gap: float | None) -> list[list[Line]]:
-    """Boxes left to right, each joining the row whose last box it overlaps most vertically
-    (by more than half the lower box's height) and follows (by at most `max_gap` line heights,
-    when given)."""
+def _row_groups(boxes: list[Line]) -> list[list[Line]]:
+    """Boxes left to right, each joining the row whose last box it overlaps most vertically (by
+    more than half the lower box's height) and does not overlap horizontally: following the last
+    box, a row follows the skew of a photo."""
     rows: list[list[Line]] = []
     for box in sorted(boxes, key=lambda b: b.x0):
         best: tuple[float, list[Line]] | None = None
         for row in rows:
             last = row[-1]
             overlap = min(last.y1, box.y1) - max(last.y0, box.y0)
-            gap = box.x0 - last.x1
-            if (overlap > 0.5 * min(last.height, box.height) and gap >= -0.5 * last.height
-                    and (max_gap is None or gap <= max_gap * last.height)
+            if (overlap > 0.5 * min(last.height, box.height)
+                    and box.x0 - last.x1 >= -0.5 * last.height
                     and (best is None or overlap > best[0])):
                 best = (overlap, row)
         if best is None:
@@ -82,6 +81,28 @@ def _row_groups(boxes: list[Line], max_gap: float | None) -> list[list[Line]]:
         else:
             best[1].append(box)
     return rows
+
+
+def _join_row_pieces(boxes: list[Line]) -> list[Line]:
+    """OCR cuts a line at a wide space ("第二条␣␣本规定…"); pieces on the same row less than
+    1.5 line heights apart are one line again (a column gutter is wider)."""
+    lines: list[Line] = []
+    for box in sorted(boxes, key=lambda b: b.x0):
+        host = next((line for line in lines
+                     if min(line.y1, box.y1) - max(line.y0, box.y0) > 0.5 * min(
+                         line.height, box.height)
+                     and -0.5 * line.height <= box.x0 - line.x1 <= NEAR * line.height), None)
+        if host is None:
+            lines.append(box)
+            continue
+        weight = len(host.text), len(box.text)
+        host.confidence = ((host.confidence or 0) * weight[0] + (box.confidence or 0) * weight[1]
+                           ) / sum(weight)
+        host.text = f"{host.text} {box.text}"
+        host.x1, host.y0, host.y1 = box.x1, min(host.y0, box.y0), max(host.y1, box.y1)
+        host.size = host.y1 - host.y0
+        host.in_margin = host.in_margin and box.in_margin
+    return lines
 
 
 def _tables(rows: list[list[Line]]) -> list[OcrTable]:
@@ -102,8 +123,7 @@ def _tables(rows: list[list[Line]]) -> list[OcrTable]:
 
 
 def _joined(row: list[Line]) -> Line:
-    """One line of a row's boxes: its confidence the boxes' weighted by their characters, its
-    size the tallest box's (a row's span grows where a photo is skewed, its letters do not)."""
+    """A table row's boxes as one line, its confidence theirs weighted by their characters."""
     weights = [len(box.text) for box in row]
     return Line(" ".join(box.text for box in row), row[0].page, row[0].x0,
                 min(box.y0 for box in row), max(box.x1 for box in row),
