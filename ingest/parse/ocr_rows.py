@@ -115,9 +115,9 @@ def _tables(rows: list[list[Line]]) -> list[OcrTable]:
             continue
         if len(run) >= TABLE_ROWS:
             lines = [_joined(cells) for cells in run]
-            tables.append(OcrTable(lines[0].page, min(r.x0 for r in lines), lines[0].y0,
-                                   max(r.x1 for r in lines), max(r.y1 for r in lines),
-                                   lines, run))
+            tables.append(OcrTable(lines[0].page, min(r.x0 for r in lines),
+                                   min(r.y0 for r in lines), max(r.x1 for r in lines),
+                                   max(r.y1 for r in lines), lines, run))
         run = []
     return tables
 
