@@ -27,6 +27,7 @@ from ingest.parse.layout import (
 )
 from ingest.parse.metadata import _not_a_title
 from ingest.parse.ocr import OcrPage, ocr_page
+from ingest.parse.ocr_rows import OcrTable, ocr_items
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import is_caption
@@ -138,21 +139,25 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
     area = page.rect * page.derotation_matrix
     lines = _text_lines(page, area.height)
     found: list[PdfTable] = []
+    read: list[OcrTable] = []  # tables read by OCR
     if _needs_ocr(page, lines):
         reading = ocr_page(page)
         area = pymupdf.Rect(0, 0, reading.width, reading.height)
-        lines = _ocr_lines(reading, page.number + 1)
+        items = _ocr_items(reading, page.number + 1)
+        lines = [item for item in items if isinstance(item, Line)]
+        read = [item for item in items if isinstance(item, OcrTable)]
         result.ocr_pages += 1
-        result.ocr_confidences += [line.confidence or 0.0 for line in lines]
+        result.ocr_confidences += [line.confidence or 0.0 for line in lines] + [
+            row.confidence or 0.0 for table in read for row in table.rows]
         if reading.turn:
             result.turned_pages.append(page.number + 1)
     elif _has_rules(page):
         found = tables.find(page)
         lines = [line for line in lines if not any(_inside(line, t) for t in found)]
-    if not lines and not found:
+    if not lines and not found and not read:
         result.empty_pages += 1
     sizes.append(area)
-    return reading_order([*lines, *found], area.width)
+    return reading_order([*lines, *found, *read], area.width)
 
 
 def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
@@ -209,40 +214,18 @@ def _needs_ocr(page: pymupdf.Page, lines: list[Line]) -> bool:
     return bool(page.get_images())
 
 
-def _ocr_lines(reading: OcrPage, number: int) -> list[Line]:
-    """OCR lines in points of the page as read (turned upright when it was scanned turned)."""
+def _ocr_items(reading: OcrPage, number: int) -> list[Item]:
+    """OCR lines and tables in points of the page as read (turned upright when it was scanned
+    turned)."""
     boxes = []
     for ocr in reading.lines:
         text = tidy_numbering(normalize(ocr.text))
         if text:
             x0, y0, x1, y1 = ocr.bbox
             boxes.append(Line(text, number, x0, y0, x1, y1, size=y1 - y0,
-                              confidence=ocr.confidence))
-    lines = _join_row_pieces(boxes)
-    for line in lines:
-        line.in_margin = in_margin(line.y0, line.y1, reading.height)
-    return lines
-
-
-def _join_row_pieces(boxes: list[Line]) -> list[Line]:
-    """OCR cuts a line at a wide space ("第二条␣␣本规定…"); pieces on the same row less than
-    1.5 line heights apart are one line again (a column gutter is wider)."""
-    lines: list[Line] = []
-    for box in sorted(boxes, key=lambda b: b.x0):
-        host = next((line for line in lines
-                     if min(line.y1, box.y1) - max(line.y0, box.y0) > 0.5 * min(
-                         line.height, box.height)
-                     and -0.5 * line.height <= box.x0 - line.x1 <= 1.5 * line.height), None)
-        if host is None:
-            lines.append(box)
-            continue
-        weight = len(host.text), len(box.text)
-        host.confidence = ((host.confidence or 0) * weight[0] + (box.confidence or 0) * weight[1]
-                           ) / sum(weight)
-        host.text = f"{host.text} {box.text}"
-        host.x1, host.y0, host.y1 = box.x1, min(host.y0, box.y0), max(host.y1, box.y1)
-        host.size = host.y1 - host.y0
-    return lines
+                              confidence=ocr.confidence,
+                              in_margin=in_margin(y0, y1, reading.height)))
+    return ocr_items(boxes)
 
 
 def _has_rules(page: pymupdf.Page) -> bool:
