@@ -392,6 +392,41 @@ def test_a_document_of_only_its_title_and_headings_is_still_chunked(blocks) -> N
     assert [c.text for c in _children(chunks)] == ["\n".join(t for _, t in blocks)]
 
 
+def _corpus_chunks(name: str) -> list[Chunk]:
+    path = Path(__file__).parents[1] / "bench/format_corpus" / name
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return chunk_document(parse_document(meta, data))
+
+
+def test_a_heading_that_heads_nothing_is_text_of_the_section_above() -> None:
+    """Public files (bench/format_corpus, PROVENANCE.md) whose headings were in no chunk:
+    kreuzberg's unit_test_lists.docx, whose "1. List item a", "2. List item b" read as numbered
+    headings, each closed by the next; Tika's testEPUB.epub, whose "Subchapter 2.1" is followed
+    by "Subchapter 2.2". Their text joins the paragraph before them, in the section above."""
+    lists = _children(_corpus_chunks("kreuzberg/unit_test_lists.docx"))
+    (joined,) = [c for c in lists if "List item a" in c.text]
+    assert (joined.text, joined.title_path) == ("Test 2:\n1. List item a\n2. List item b", [])
+    epub = _children(_corpus_chunks("tika/testEPUB.epub"))
+    (chapter,) = [c for c in epub if "Subchapter 2.1" in c.text]
+    assert chapter.text == "This is the text for chapter Two\nSubchapter 2.1"
+    assert chapter.title_path == ["Chapter 2"]
+
+
+def test_headings_that_head_nothing_keep_the_other_chunks_ids() -> None:
+    """Two headings in a row, and one closing the document: their text is chunked, and the
+    chunks of the sections that have text keep their ids."""
+    body = [(BlockKind.HEADING, "第一章 总则"),
+            (BlockKind.PARAGRAPH, "第一条 为规范管理,制定本办法。"),
+            (BlockKind.HEADING, "第二章 职责")]
+    rest = [(BlockKind.HEADING, "第三章 附则"),
+            (BlockKind.PARAGRAPH, "第二条 本办法自发布之日起施行。")]
+    before = {c.chunk_id: c.text for c in chunk_document(_doc(body[:2] + rest))}
+    after = _children(chunk_document(_doc([*body, *rest, (BlockKind.HEADING, "附件")])))
+    assert [c.text for c in after if c.chunk_id not in before] == ["第二章 职责", "附件"]
+    assert {c.chunk_id: c.text for c in after if c.chunk_id in before} == {
+        i: t for i, t in before.items() if i in {c.chunk_id for c in after}}
+
+
 # ---- kbflow chunks ----------------------------------------------------------------------------
 
 def test_describe_explains_each_boundary(docs, tokens, params) -> None:

@@ -207,7 +207,8 @@ def test_ofd_zip_bomb_and_entity_bomb_fail_before_unpacking(tmp_path: Path) -> N
     assert text_of(parse(tmp_path / "ok.ofd")) == "正文"  # the same package, not a bomb: read
 
 
-def epub_with(chapter: bytes, opf_title: str = "手册") -> bytes:
+def epub_with(chapter: bytes, opf_title: str = "手册", files: dict[str, bytes] | None = None
+              ) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("mimetype", "application/epub+zip")
@@ -222,6 +223,8 @@ def epub_with(chapter: bytes, opf_title: str = "手册") -> bytes:
             '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/>'
             '</manifest><spine><itemref idref="c1"/></spine></package>'))
         archive.writestr("OPS/c1.xhtml", chapter)
+        for name, data in (files or {}).items():
+            archive.writestr(name, data)
     return out.getvalue()
 
 
@@ -236,6 +239,41 @@ def test_an_epub_entity_bomb_is_never_expanded(tmp_path: Path) -> None:
     assert time.perf_counter() - started < 10
     assert "正文第一段" in text_of(doc) and "哈哈" not in text_of(doc)
     assert "标题" not in doc.meta.title  # the package's own entity is not expanded either
+
+
+def test_an_epub_cover_picture_is_read_by_ocr() -> None:
+    """Tika's testEPUB.epub (bench/format_corpus/tika, PROVENANCE.md): its cover page is a
+    picture with the title, the author and the publisher drawn on it, text in no chapter."""
+    doc = parse(Path(__file__).parents[1] / "bench/format_corpus/tika/testEPUB.epub")
+    (cover,) = [b for b in doc.blocks if b.text.startswith("图片文字:")]
+    assert cover.page == 1 and cover.ocr
+    assert "by Bart Hanssens" in cover.text and "Apache" in cover.text
+
+
+def test_an_epub_picture_shown_10000_times_is_read_once(tmp_path: Path) -> None:
+    """A chapter showing one picture 10,000 times, one by an escaped name, and addresses that
+    are outside the book, missing or climbing out of it: each picture file is read once, the
+    others are left alone, the chapter's text read all the same (as UTF-8, XHTML's default,
+    though the chapter names no encoding)."""
+    book = Path(__file__).parents[1] / "bench/format_corpus/tika/testEPUB.epub"
+    with zipfile.ZipFile(book) as archive:
+        cover = archive.read("OPS/CoverDesign.jpg")
+    from PIL import Image
+    publisher = io.BytesIO()
+    Image.open(io.BytesIO(cover)).crop((150, 640, 450, 720)).save(publisher, "PNG")
+    images = ('<img src="cover.jpg"/>' * 10_000 + '<img src="pub%20name.png"/>'
+              '<img src="http://example.com/a.png"/><img src="missing.png"/>'
+              '<img src="../../../etc/passwd"/><img src="data:image/png;base64,AAAA"/>')
+    chapter = ('<html xmlns="http://www.w3.org/1999/xhtml"><body><p>正文第一段</p>'
+               f'{images}</body></html>').encode()
+    files = {"OPS/cover.jpg": cover, "OPS/pub name.png": publisher.getvalue()}
+    (tmp_path / "pictures.epub").write_bytes(epub_with(chapter, files=files))
+    started = time.perf_counter()
+    doc = parse(tmp_path / "pictures.epub")
+    assert time.perf_counter() - started < 60
+    read = [b.text for b in doc.blocks if b.text.startswith("图片文字:")]
+    assert len(read) == 2 and "Bart Hanssens" in read[0] and "Apache" in read[1]
+    assert doc.blocks[0].text == "正文第一段"
 
 
 def test_a_big5_outlook_message_reads_in_its_code_page(tmp_path: Path) -> None:

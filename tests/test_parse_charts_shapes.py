@@ -66,6 +66,25 @@ def test_a_deck_whose_only_text_is_a_chart_is_read(tmp_path: Path) -> None:
         (1, "华东: 一季度 120; 二季度 150"), (1, "华南: 一季度 80; 二季度 95.5")]
 
 
+def test_chart_numbers_as_their_format_shows_them(tmp_path: Path) -> None:
+    """A chart's cached values under its number format: a share as the percent the chart
+    shows, a score as its rounded figure. The deck of aascu.org (bench/format_corpus/metafiles,
+    made by PowerPoint) gave 'Iceland 56.3091219257939' where its chart shows 56."""
+    data = CategoryChartData(number_format="0.0%")
+    data.categories = ["达标率", "完成率"]
+    data.add_series("华东", (0.523, 0.7449))
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(1), Inches(6),
+                           Inches(4), data)
+    deck.save(tmp_path / "rates.pptx")
+    assert texts(parse(tmp_path / "rates.pptx")) == [(1, "华东: 达标率 52.3%; 完成率 74.5%")]
+    path = Path(__file__).parents[1] / "bench/format_corpus/metafiles"
+    found = [text for _, text in texts(parse(path / "aascu.org_workarea_downloadasset.aspx_id="
+                                             "5864.pptx")) if text.startswith("2005: ")]
+    assert found and found[0].startswith("2005: Australia 59; Iceland 56; New Zealand 51; ")
+
+
 def test_docx_chart_is_read_after_its_paragraph(tmp_path: Path) -> None:
     document = docx.Document()
     document.add_paragraph("第一条 各区域销售额见下图。")

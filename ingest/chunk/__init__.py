@@ -58,7 +58,7 @@ from ingest.text import (
 
 log = logging.getLogger(__name__)
 
-CHUNKER_VERSION = "kbflow-chunk@0.3"  # 0.3: an amendment's items are its clauses (items.py)
+CHUNKER_VERSION = "kbflow-chunk@0.4"  # 0.4: a heading that heads nothing is chunked as text
 _SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
 
 
@@ -227,6 +227,7 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
         is_row = block.kind == BlockKind.TABLE_ROW
         level = None if is_row or list_item or item else _heading_level(block, title)
         if level is not None:
+            units += _headed_nothing(headings, level, units)
             headings = [h for h in headings if h.level < level]
             label = _label(block.text)
             path = f"{headings[-1].path}/{label}" if headings else label
@@ -261,12 +262,35 @@ def _units(doc: ParsedDocument) -> list[_Unit]:
         current = _Unit(kind, section, clause_no or inherited, path, [line],
                         table=table if is_row else None)
         units.append(current)
+    units += _headed_nothing(headings, 0, units) if units else []
     if not units and doc.blocks:
         # Only a title and headings (a one-line note whose line became its title, a deck of
         # bare titles): they are the text, not labels of text elsewhere.
         lines = [Line(b.text, b.page, start) for b, start in _starts(doc.blocks)]
         units.append(_Unit(ChunkKind.PARAGRAPH, (), None, "/¶", lines))
     return _unique_paths(units)
+
+
+def _headed_nothing(headings: list[_Heading], level: int, units: list[_Unit]) -> list[_Unit]:
+    """The headings that a heading of `level` closes (0: the document's end) under which no
+    unit was made: two headings in a row ("Subchapter 2.1", then "Subchapter 2.2"), list items
+    read as numbered headings ("1. List item a", "2. List item b"). Their text would be in no
+    chunk: it becomes a paragraph of the section above them, joined to the unit right before
+    it in that section."""
+    used = {h.path for unit in units for h in unit.headings}
+    made: list[_Unit] = []
+    for heading in headings:
+        if heading.level < level or heading.path in used:
+            continue
+        section = tuple(h for h in headings if h.level < heading.level)
+        last = made[-1] if made else (units[-1] if units else None)
+        if (last is not None and last.kind == ChunkKind.PARAGRAPH and last.headings == section
+                and last.lines[-1].start + len(last.lines[-1].text) + 1 == heading.line.start):
+            last.lines.append(heading.line)
+        else:
+            made.append(_Unit(ChunkKind.PARAGRAPH, section, None, f"{heading.path}/¶",
+                              [heading.line]))
+    return made
 
 
 def _starts(blocks: list[Block]) -> Iterable[tuple[Block, int]]:

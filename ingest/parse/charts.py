@@ -4,16 +4,20 @@ them. A deck whose only text is a chart, or a report whose figures are only in a
 otherwise indexed as nothing.
 
 The chart part (`c:chartSpace`) stores what it draws in caches (`c:strCache`, `c:numCache`)
-beside the cell references it was drawn from, so a chart reads without its workbook.
+beside the cell references it was drawn from, so a chart reads without its workbook. Numbers
+are written as the chart shows them, by the cache's or the point's number format (52%, not
+0.523; 36 under "0", not 36.177087510410537).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from lxml import etree
 
 from ingest.parse.archive import office_part
+from ingest.parse.number_format import shown_number
 from ingest.parse.tables import cell_text
 
 C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
@@ -90,10 +94,11 @@ def _points(element: etree._Element | None) -> dict[int, str]:
                               C + "numLit"):
         if cache.tag == C + "lvl" or cache.find(C + "lvl") is None:
             points = {}
+            code = cache.findtext(C + "formatCode") or ""
             for pt in cache.iterchildren(C + "pt"):
                 index, value = pt.get("idx", ""), pt.findtext(C + "v")
                 if index.isdigit() and value is not None:
-                    points[int(index)] = _number(cell_text(value))
+                    points[int(index)] = _number(cell_text(value), pt.get("formatCode") or code)
             if points:
                 levels.append(points)
     if not levels:
@@ -110,10 +115,10 @@ def _cached(tx: etree._Element) -> list[str]:
     return [v.text for v in tx.iter(C + "v") if v.text]
 
 
-def _number(text: str) -> str:
-    """120 not 120.0, 0.35 as written; text as it is."""
+def _number(text: str, code: str) -> str:
+    """A number under its format code (120 not 120.0 in General); text as it is."""
     try:
         value = float(text)
     except ValueError:
         return text
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.15g}"
+    return shown_number(value, code) if math.isfinite(value) else text

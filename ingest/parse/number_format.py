@@ -15,7 +15,18 @@ _CURRENCY = re.compile(r"\[\$([^\]-]*)(?:-[0-9A-Fa-f]+)?\]")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # colours, conditions, locales
 _LITERALS = re.compile(r'"([^"]*)"|\\(.)|_.|\*.')  # quoted text, escaped char, spacing, fill
 _NUMBER = re.compile(r"([#0,]*0[#0,]*|#[#,]*)(?:\.([0#]*))?")
+_PERCENT = re.compile(r"(?:\.([0#]+))?%")
 _DATE_TOKENS = re.compile(r"(?i)yyyy|yy|mmmmm|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|am/pm|a/p")
+
+
+def shown_number(value: float, code: str) -> str:
+    """A number as a cell or a chart with the number format `code` shows it: 25% not 0.25,
+    265.400 under "0.000", General's digits otherwise."""
+    percent = _PERCENT.search(code.split(";")[0])
+    if percent:
+        return f"{value * 100:.{len(percent.group(1) or '')}f}%"
+    return number_text(value, code) or (general(value) if isinstance(value, float)
+                                        else str(value))
 
 
 def general(value: float) -> str:

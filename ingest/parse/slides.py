@@ -3,11 +3,12 @@
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
 tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
 pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and the speaker
-notes. Left out on purpose: footer, date and slide-number placeholders (the masters' footers and
-the notes pages' headers and footers are read once per deck), text repeated on most
-slides (ingest.parse.boilerplate), and hidden slides (not shown in the slide show; read with
-the include_hidden setting). The masters and layouts the slides show (their text and what OCR
-reads in their pictures: a logo with the company's name, a "机密" stamp) are read once per deck.
+notes. Footer and date placeholders (the slides', the masters', the notes pages' headers too) and
+text repeated on most slides (ingest.parse.boilerplate) are read once per deck, at its end, not
+on every slide. Left out on purpose: slide numbers and hidden slides (not shown in the slide
+show; read with the include_hidden setting). The masters and layouts the slides show (their
+text and what OCR reads in their pictures: a logo with the company's name, a "机密" stamp) are
+read once per deck.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ingest.parse.tables import caption_before, cell_text, grid_blocks
 from ingest.text import join_lines, normalize
 
 _TITLES = {PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE, PP_PLACEHOLDER.VERTICAL_TITLE}
-_FOOTERS = {PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.SLIDE_NUMBER, PP_PLACEHOLDER.DATE}
+_MARGINS = {PP_PLACEHOLDER.HEADER, PP_PLACEHOLDER.FOOTER, PP_PLACEHOLDER.DATE}
 log = logging.getLogger(__name__)
 MIN_SLIDES_FOR_REPEATS = 3  # a line on both slides of a two-slide deck may well be content
 # Core-properties titles that name the template, not the deck.
@@ -66,6 +67,7 @@ _PROMPT = re.compile(r"click to (?:edit|add)|单击此处|点击此处|单击以
 class _Piece:
     block: Block
     repeatable: bool  # body text: boilerplate when it is on most slides
+    margin: bool = False  # a footer or a date: read once per deck, with the margins
 
 
 @dataclass
@@ -91,7 +93,7 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     result = ParseResult([], len(presentation.slides))
     skipped = _Skipped(result)
     numbered = []  # the slides read, with their numbers in the deck
-    notes_margins: list[str] = []  # the notes pages' header and footer texts
+    margins: list[str] = []  # footers, dates, headers and repeated lines of slides and notes
     for number, slide in enumerate(presentation.slides, 1):
         if limits.include_hidden or slide.element.get("show") not in ("0", "false"):
             numbered.append((number, slide))
@@ -104,11 +106,11 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     for (number, slide), on_slide in zip(numbered, pieces, strict=True):
         start = len(result.blocks)
         for piece in on_slide:
-            if piece.repeatable and line_shape(piece.block.text) in repeated:
-                skipped.boilerplate(piece.block.text)
+            if piece.margin or (piece.repeatable and line_shape(piece.block.text) in repeated):
+                margins.append(piece.block.text)
             else:
                 result.blocks.append(piece.block)
-        result.blocks += _notes(slide, number, skipped, notes_margins)
+        result.blocks += _notes(slide, number, skipped, margins)
         result.blocks += _title_only(result.blocks[start:], len(numbered))
         comments = [text for rel in slide.part.rels.values()
                     if rel.reltype.endswith("/comments") and not rel.is_external
@@ -118,17 +120,17 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
         else:
             for text in comments:
                 skipped.add("comments", text)
-    once: dict[str, str] = {}
-    for text in notes_margins:  # each once; its repeats on the other notes pages are boilerplate
-        if line_shape(text) in once:
-            skipped.boilerplate(text)
-        else:
-            once[line_shape(text)] = text
     last = numbered[-1][0] if numbered else 1
     templates = _templates([slide for _, slide in numbered])
-    result.blocks += margin_blocks(_template_texts(templates)
-                                   + _template_pictures(templates, last, pictures)
-                                   + list(once.values()), last)
+    kept = _template_texts(templates) + _template_pictures(templates, last, pictures)
+    shapes = {line_shape(text) for text in kept}
+    for text in margins:  # each once; its repeats (and page numbers) are boilerplate
+        if is_page_number(text) or line_shape(text) in shapes:
+            skipped.boilerplate(text)
+        else:
+            kept.append(text)
+            shapes.add(line_shape(text))
+    result.blocks += margin_blocks(kept, last)
     first_titles = [p.block.text for p in (pieces[0] if pieces else [])
                     if p.block.kind == BlockKind.HEADING]
     stated = normalize(presentation.core_properties.title or "").replace("\n", " ")
@@ -264,15 +266,18 @@ def _picture_text(shape: Picture, number: int, pictures: Pictures) -> Block | No
 
 
 def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:
-    """A text shape's paragraphs. Footer, date and slide-number placeholders are boilerplate
-    wherever they are; a title is one heading and never boilerplate (a deck may repeat a
-    section's title on each of its slides)."""
+    """A text shape's paragraphs. A slide-number placeholder is boilerplate; footer and date
+    placeholders are margins (read once per deck: a document number or a date printed only
+    there is what a reader may ask for); a title is one heading and never boilerplate (a deck
+    may repeat a section's title on each of its slides)."""
     texts = _paragraphs(shape.text_frame)
     kind = shape.placeholder_format.type if shape.is_placeholder else None
-    if kind in _FOOTERS:
+    if kind == PP_PLACEHOLDER.SLIDE_NUMBER:
         for text in texts:
             skipped.boilerplate(text)
         return []
+    if kind in _MARGINS:
+        return [_Piece(_paragraph(text, number), False, margin=True) for text in texts]
     if kind in _TITLES:
         title = functools.reduce(join_lines, texts, "")
         heading = Block(kind=BlockKind.HEADING, text=title, page=number,
@@ -285,17 +290,17 @@ def _notes(slide: Slide, number: int, skipped: _Skipped, margins: list[str]) -> 
     """The speaker notes, one block per paragraph, each marked "演讲者备注:" (or "Speaker
     notes:" for notes without Chinese): they are what the presenter says, not what the slide
     shows, and a reader of any chunk cut from them should see that. The notes page's header and
-    footer are not notes: their texts go to `margins` (read once per deck, as a printed notes
-    page shows them); its date and slide-number placeholders and a paragraph that is only a
-    page number are boilerplate."""
+    footer and date are not notes: their texts go to `margins` (read once per deck, as a
+    printed notes page shows them); its slide-number placeholder and a paragraph that is only
+    a page number are boilerplate."""
     if not slide.has_notes_slide:
         return []
     page = slide.notes_slide
     for shape in page.shapes:
         kind = shape.placeholder_format.type if shape.is_placeholder else None
-        if isinstance(shape, Shape) and kind in (PP_PLACEHOLDER.HEADER, PP_PLACEHOLDER.FOOTER):
+        if isinstance(shape, Shape) and kind in _MARGINS:
             margins += _paragraphs(shape.text_frame)
-        elif isinstance(shape, Shape) and kind in _FOOTERS:
+        elif isinstance(shape, Shape) and kind == PP_PLACEHOLDER.SLIDE_NUMBER:
             for text in _paragraphs(shape.text_frame):
                 skipped.boilerplate(text)
     texts = _paragraphs(page.notes_text_frame) if page.notes_text_frame else []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import re
 import zipfile
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.comments import comment_blocks
 from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.errors import ParseError
-from ingest.parse.number_format import date_text, general, number_text
+from ingest.parse.number_format import date_text, shown_number
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.sheet_extras import (
@@ -45,7 +44,6 @@ CHUNK_ROWS = 50  # data rows per Markdown table block, so a long sheet is no sin
 MAX_TITLE_LINES = 3  # single-cell lines above a table; a longer run of them is a one-column table
 MAX_HEADER_ROWS = 3
 MAX_MERGES = 100_000  # merged ranges of one sheet held in memory
-_PERCENT = re.compile(r"(?:\.([0#]+))?%")
 _NUMBERS = {int, float, dt.datetime, dt.date, dt.time}  # shown by their number format
 Span = tuple[int, int, str]  # first and last column (1-based) a merged value covers, the value
 
@@ -231,11 +229,7 @@ def value_text(value: object, number_format: str | None = None) -> str:
     if isinstance(value, dt.time):
         return value.isoformat("seconds" if value.second else "minutes")
     if isinstance(value, int | float):
-        percent = _PERCENT.search((number_format or "").split(";")[0])
-        if percent:
-            return f"{value * 100:.{len(percent.group(1) or '')}f}%"
-        return number_text(value, number_format or "") or (
-            general(value) if isinstance(value, float) else str(value))
+        return shown_number(value, number_format or "")
     return cell_text(str(value))
 
 
