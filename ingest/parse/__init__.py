@@ -34,7 +34,9 @@ from ingest.parse.worker import ParsePool, ParseWorker
 if TYPE_CHECKING:
     from ingest.scopes import TenantTree
 
-PARSER_VERSION = "kbflow-parse@0.5"  # 0.5: slide master pictures, sheet VML previews
+# 0.6: web page parts by kind, OCR table rows, deck footers, EPUB pictures, chart numbers,
+# WPS cell pictures
+PARSER_VERSION = "kbflow-parse@0.6"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
