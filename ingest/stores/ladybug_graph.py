@@ -112,6 +112,12 @@ UNWIND $rows AS r
 MATCH (d:Document {version_key: r.version_key}) MATCH (c:Chunk {chunk_id: r.chunk_id})
 MERGE (d)-[:HAS_CHUNK]->(c)
 """
+# A written chunk's NEXT link is its next_chunk_id alone: the one it had before goes (a clause
+# inserted or removed after it changes its successor, and the diff writes it as updated).
+_UNLINK_NEXT = """
+UNWIND $rows AS r
+MATCH (a:Chunk {chunk_id: r.chunk_id})-[n:NEXT]->(b:Chunk) WHERE b.chunk_id <> r.next DELETE n
+"""
 _MERGE_NEXT = """
 UNWIND $rows AS r
 MATCH (a:Chunk {chunk_id: r.a}) MATCH (b:Chunk {chunk_id: r.b})
@@ -246,16 +252,22 @@ class LadybugGraphStore:
                 c.chunk_id: {"version_key": c.version_key, "doc_id": c.doc_id,
                              "version_id": c.version_id, "chunk_id": c.chunk_id,
                              "kind": str(c.kind), "clause_no": c.clause_no or "",
-                             "title": titles.get(c.version_key, "")} | visibility_of(c)
+                             "title": titles.get(c.version_key, ""),
+                             "next": c.next_chunk_id or ""} | visibility_of(c)
                 for c in chunks
             }.values())  # one row per chunk: a node created twice breaks its primary key
             documents = list({r["version_key"]: r for r in rows}.values())
             self._merge_nodes("Document", "version_key", _SET_DOCUMENTS, documents)
             self._merge_nodes("Chunk", "chunk_id", _SET_CHUNKS, rows)
             self._conn.execute(_LINK_CHUNKS, {"rows": rows})
-            links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
-            if links:
-                self._conn.execute(_MERGE_NEXT, {"rows": links})
+            self._conn.execute(_UNLINK_NEXT, {"rows": rows})
+            # and the link into it: a changed chunk is deleted first, with the link from an
+            # unchanged predecessor, which is not written again
+            links = {(c.chunk_id, c.next_chunk_id) for c in chunks if c.next_chunk_id} | {
+                (c.prev_chunk_id, c.chunk_id) for c in chunks if c.prev_chunk_id}
+            if links:  # once each: rows of one UNWIND do not see the links earlier rows made
+                self._conn.execute(_MERGE_NEXT, {"rows": [{"a": a, "b": b}
+                                                          for a, b in sorted(links)]})
         if triples:
             entities = {}
             for t in triples:
