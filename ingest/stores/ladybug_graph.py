@@ -8,14 +8,21 @@ chunk deletes the relations it is the source of.
 Reading (`paths`, `entities`): chunk nodes and relations carry their source chunk's visibility
 (tenant, ACL groups, effective days, version key), so the filter is part of every read query;
 `_visible` is the one place that says what a reader may see.
+
+Writing: every statement finds its rows' nodes with one `MATCH` clause per node, which LadybugDB
+0.22 answers from the primary-key index. A `MERGE` of a node, or a `MATCH (a {…}), (b {…})`
+pattern, joined each row with a scan of the whole table instead: the graph stage grew with the
+file, 0.25 s a version on the whole laws folder (bench/RESULTS.md, "Graph writes that stay
+flat"). A node is merged as "create the missing ones, then set every one". One upsert is one
+transaction.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, cast
 
@@ -68,39 +75,63 @@ _VISIBILITY_COLUMNS = [
       # a citation's written form and resolution rule (files written before have '')
       "ALTER TABLE RELATES ADD IF NOT EXISTS surface STRING DEFAULT ''",
       "ALTER TABLE RELATES ADD IF NOT EXISTS rule STRING DEFAULT ''"]
+# Raised whenever the statements above change: a file that records an older version (or none)
+# gets them all again (each is idempotent); an open of a current file reads one row instead.
+SCHEMA_VERSION = 1
+_SCHEMA_RECORD = [
+    "CREATE NODE TABLE IF NOT EXISTS SchemaVersion(name STRING, version INT64, "
+    "PRIMARY KEY(name))",
+    "MERGE (s:SchemaVersion {name: 'kbflow'}) SET s.version = $version",
+]
 _VISIBILITY_SET = "{v}.tenant_id = r.tenant_id, {v}.acl = r.acl, {v}.eff_from = r.eff_from, " \
                   "{v}.eff_to = r.eff_to"
 
 # Nodes first, relations in later statements: within one UNWIND, LadybugDB does not see nodes
-# that an earlier row MERGEd, so a combined statement silently drops relations.
-_MERGE_DOCUMENTS = """
+# that an earlier row created, so a combined statement silently drops relations.
+def _create_missing(label: str, key: str) -> str:
+    """Create the nodes of `rows` not stored yet, bare (the caller sets their properties)."""
+    return f"""
+UNWIND $rows AS r OPTIONAL MATCH (n:{label} {{{key}: r.{key}}})
+WITH r, n WHERE n IS NULL CREATE (:{label} {{{key}: r.{key}}})
+"""
+
+
+_SET_DOCUMENTS = """
 UNWIND $rows AS r
-MERGE (d:Document {version_key: r.version_key})
+MATCH (d:Document {version_key: r.version_key})
 SET d.doc_id = r.doc_id, d.version_id = r.version_id,
     d.title = CASE WHEN r.title = '' THEN d.title ELSE r.title END
 """
-_MERGE_CHUNKS = """
+_SET_CHUNKS = """
 UNWIND $rows AS r
-MERGE (c:Chunk {chunk_id: r.chunk_id}) SET c.version_key = r.version_key, c.kind = r.kind,
+MATCH (c:Chunk {chunk_id: r.chunk_id}) SET c.version_key = r.version_key, c.kind = r.kind,
       c.clause_no = r.clause_no, """ + _VISIBILITY_SET.format(v="c") + """
 """
 _LINK_CHUNKS = """
 UNWIND $rows AS r
-MATCH (d:Document {version_key: r.version_key}), (c:Chunk {chunk_id: r.chunk_id})
+MATCH (d:Document {version_key: r.version_key}) MATCH (c:Chunk {chunk_id: r.chunk_id})
 MERGE (d)-[:HAS_CHUNK]->(c)
+"""
+# A written chunk's NEXT link is its next_chunk_id alone: the one it had before goes (a clause
+# inserted or removed after it changes its successor, and the diff writes it as updated), and
+# _MERGE_NEXT makes the current one. (This DELETE still scans the NEXT table once: ~20 ms a
+# statement in the whole laws folder's graph; comparing `b.chunk_id` here scanned the chunks too.)
+_UNLINK_NEXT = """
+UNWIND $rows AS r
+MATCH (a:Chunk {chunk_id: r.chunk_id}) MATCH (a)-[n:NEXT]->() DELETE n
 """
 _MERGE_NEXT = """
 UNWIND $rows AS r
-MATCH (a:Chunk {chunk_id: r.a}), (b:Chunk {chunk_id: r.b})
+MATCH (a:Chunk {chunk_id: r.a}) MATCH (b:Chunk {chunk_id: r.b})
 MERGE (a)-[:NEXT]->(b)
 """
-_MERGE_ENTITIES = """
+_SET_ENTITIES = """
 UNWIND $rows AS r
-MERGE (n:Entity {key: r.key}) SET n.name = r.name, n.type = r.type
+MATCH (n:Entity {key: r.key}) SET n.name = r.name, n.type = r.type
 """
 _MERGE_TRIPLES = """
 UNWIND $rows AS r
-MATCH (s:Entity {key: r.skey}), (o:Entity {key: r.okey})
+MATCH (s:Entity {key: r.skey}) MATCH (o:Entity {key: r.okey})
 MERGE (s)-[e:RELATES {predicate: r.predicate, source_chunk_id: r.source_chunk_id}]->(o)
 SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r.doc_id,
     e.version_id = r.version_id, e.version_key = r.version_key, e.extractor = r.extractor,
@@ -108,7 +139,7 @@ SET e.subject_type = r.subject_type, e.object_type = r.object_type, e.doc_id = r
     """ + _VISIBILITY_SET.format(v="e") + """
 """
 _CHUNK_VISIBILITY = """
-MATCH (c:Chunk) WHERE c.chunk_id IN $ids
+UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id})
 RETURN c.chunk_id, c.tenant_id, c.acl, c.eff_from, c.eff_to
 """
 
@@ -170,8 +201,18 @@ class LadybugGraphStore:
                                     buffer_pool_size=buffer_pool(self._path))
         self._closed = False
         self._conn = ladybug.Connection(self._db)
-        for statement in () if read_only else _SCHEMA + _VISIBILITY_COLUMNS:
-            self._conn.execute(statement)
+        if not read_only and self._schema_version() < SCHEMA_VERSION:
+            for statement in _SCHEMA + _VISIBILITY_COLUMNS + _SCHEMA_RECORD[:1]:
+                self._conn.execute(statement)
+            self._conn.execute(_SCHEMA_RECORD[1], {"version": SCHEMA_VERSION})
+
+    def _schema_version(self) -> int:
+        """The schema version the file records; 0 for a new file or one written before."""
+        tables = {row[0] for row in self._rows("CALL show_tables() RETURN name")}
+        if "SchemaVersion" not in tables:
+            return 0
+        rows = self._rows("MATCH (s:SchemaVersion {name: 'kbflow'}) RETURN s.version")
+        return int(rows[0][0]) if rows else 0
 
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         """One statement's rows. ladybug types a result as possibly several (a query string of
@@ -203,29 +244,39 @@ class LadybugGraphStore:
 
     def upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
                titles: Mapping[str, str] | None = None) -> None:
+        with self._transaction():
+            self._upsert(chunks, triples, titles or {})
+
+    def _upsert(self, chunks: Sequence[Chunk], triples: Sequence[Triple],
+                titles: Mapping[str, str]) -> None:
         if chunks:
-            rows = [
-                {"version_key": c.version_key, "doc_id": c.doc_id, "version_id": c.version_id,
-                 "chunk_id": c.chunk_id, "kind": str(c.kind), "clause_no": c.clause_no or "",
-                 "title": (titles or {}).get(c.version_key, "")}
-                | visibility_of(c)
+            rows = list({
+                c.chunk_id: {"version_key": c.version_key, "doc_id": c.doc_id,
+                             "version_id": c.version_id, "chunk_id": c.chunk_id,
+                             "kind": str(c.kind), "clause_no": c.clause_no or "",
+                             "title": titles.get(c.version_key, "")} | visibility_of(c)
                 for c in chunks
-            ]
-            documents = {r["version_key"]: r for r in rows}
-            self._conn.execute(_MERGE_DOCUMENTS, {"rows": list(documents.values())})
-            self._conn.execute(_MERGE_CHUNKS, {"rows": rows})
+            }.values())  # one row per chunk: a node created twice breaks its primary key
+            documents = list({r["version_key"]: r for r in rows}.values())
+            self._merge_nodes("Document", "version_key", _SET_DOCUMENTS, documents)
+            self._merge_nodes("Chunk", "chunk_id", _SET_CHUNKS, rows)
             self._conn.execute(_LINK_CHUNKS, {"rows": rows})
-            links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
-            if links:
-                self._conn.execute(_MERGE_NEXT, {"rows": links})
+            self._conn.execute(_UNLINK_NEXT, {"rows": rows})
+            # and the link into it: a changed chunk is deleted first, with the link from an
+            # unchanged predecessor, which is not written again
+            links = {(c.chunk_id, c.next_chunk_id) for c in chunks if c.next_chunk_id} | {
+                (c.prev_chunk_id, c.chunk_id) for c in chunks if c.prev_chunk_id}
+            if links:  # once each: rows of one UNWIND do not see the links earlier rows made
+                self._conn.execute(_MERGE_NEXT, {"rows": [{"a": a, "b": b}
+                                                          for a, b in sorted(links)]})
         if triples:
             entities = {}
             for t in triples:
                 entities[f"{t.subject_type}:{t.subject}"] = (t.subject, t.subject_type)
                 entities[f"{t.object_type}:{t.object}"] = (t.object, t.object_type)
-            self._conn.execute(_MERGE_ENTITIES, {"rows": [
+            self._merge_nodes("Entity", "key", _SET_ENTITIES, [
                 {"key": key, "name": name, "type": kind} for key, (name, kind) in entities.items()
-            ]})
+            ])
             visibility = self._source_visibility(chunks, triples)
             self._conn.execute(_MERGE_TRIPLES, {"rows": [
                 t.model_dump() | {
@@ -234,6 +285,24 @@ class LadybugGraphStore:
                 } | visibility[t.source_chunk_id]
                 for t in triples
             ]})
+
+    def _merge_nodes(self, label: str, key: str, update: str,
+                     rows: list[dict[str, Any]]) -> None:
+        """MERGE without its table scan: the missing nodes created, then every one updated."""
+        self._conn.execute(_create_missing(label, key), {"rows": rows})
+        self._conn.execute(update, {"rows": rows})
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: an upsert that fails half-way leaves nothing behind."""
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            with suppress(RuntimeError):  # LadybugDB may have rolled it back already
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def _source_visibility(self, chunks: Sequence[Chunk],
                            triples: Sequence[Triple]) -> dict[str, dict[str, Any]]:
@@ -255,7 +324,8 @@ class LadybugGraphStore:
         self._conn.execute(
             "MATCH ()-[e:RELATES]->() WHERE e.source_chunk_id IN $ids DELETE e", {"ids": ids}
         )
-        self._conn.execute("MATCH (c:Chunk) WHERE c.chunk_id IN $ids DETACH DELETE c", {"ids": ids})
+        self._conn.execute("UNWIND $ids AS id MATCH (c:Chunk {chunk_id: id}) DETACH DELETE c",
+                           {"ids": ids})
         self._conn.execute("MATCH (n:Entity) WHERE NOT EXISTS { MATCH (n)-[]-() } DELETE n")
 
     def triples(self, version_key: str) -> list[Triple]:
