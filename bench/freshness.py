@@ -143,6 +143,20 @@ def breakdown(work: Path, env: dict[str, str], accepted: float, visible: float) 
             "end→visible": visible - ended}
 
 
+def rescan_folder(folder: Path, env: dict[str, str]) -> None:
+    """`kbflow ingest FOLDER` as a user runs it. The worker may still hold the data directory
+    for a moment after the last event's text became visible (its run's bookkeeping), and the CLI
+    then exits 3 (busy) at once: a user runs it again, so does this bench."""
+    for _ in range(50):
+        done = subprocess.run(kbflow("ingest", str(folder), "--json"), env=env, cwd=REPO,
+                              capture_output=True)
+        if done.returncode != 3:
+            done.check_returncode()
+            return
+        time.sleep(0.2)
+    raise RuntimeError("the data directory stayed busy for 50 tries")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = args.work.resolve()
     folder, data = work / "corpus", work / "data"
@@ -210,8 +224,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         word = f"rescan{uuid.uuid4().hex[:6]}"
         edit(target, word)
         began = time.time()
-        subprocess.run(kbflow("ingest", str(folder), "--json"), env=env, cwd=REPO, check=True,
-                       capture_output=True)
+        rescan_folder(folder, env)
         result["rescan_wall_s"] = time.time() - began
         result["rescan_visible_s"] = client.wait(word, True) - began
         if args.runner == "worker":  # the same re-scan as a folder event, in the warm worker
