@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -410,6 +411,37 @@ def test_graph_merge_is_idempotent(graph_store) -> None:
     assert {(t.object, t.source_chunk_id, t.extractor) for t in stored} == {
         ("市内交通费", first.chunk_id, "rules@test"), ("住宿费", second.chunk_id, "rules@test")
     }
+
+
+def next_links(store: Any) -> set[tuple[str, str]]:
+    """The stored NEXT links (no protocol reads them: they are for people querying the graph)."""
+    from ingest.stores.ladybug_graph import LadybugGraphStore
+
+    if isinstance(store, LadybugGraphStore):
+        rows = store._rows("MATCH (a:Chunk)-[:NEXT]->(b:Chunk) RETURN a.chunk_id, b.chunk_id")
+        return {(a, b) for a, b in rows}
+    with store._driver.session(database=store._database) as session:
+        return {(r["a"], r["b"]) for r in session.run(
+            "MATCH (a:Chunk {generation: $g})-[:NEXT]->(b:Chunk) "
+            "RETURN a.chunk_id AS a, b.chunk_id AS b", g=store.generation)}
+
+
+def test_graph_next_links_follow_an_edit(graph_store) -> None:
+    """A reworded chunk (deleted, written again) keeps the link from its unchanged predecessor;
+    a chunk whose successor changed loses its old link."""
+    a, b, c, d = (make_chunk(n) for n in range(4))
+    for first, second in ((a, b), (b, c)):
+        first.next_chunk_id, second.prev_chunk_id = second.chunk_id, first.chunk_id
+    graph_store.upsert([a, b, c], [])
+    assert next_links(graph_store) == {(a.chunk_id, b.chunk_id), (b.chunk_id, c.chunk_id)}
+    graph_store.delete_chunks([b.chunk_id])  # b reworded: written again, a untouched
+    graph_store.upsert([b], [])
+    assert next_links(graph_store) == {(a.chunk_id, b.chunk_id), (b.chunk_id, c.chunk_id)}
+    b.next_chunk_id, d.prev_chunk_id, d.next_chunk_id = d.chunk_id, b.chunk_id, c.chunk_id
+    c.prev_chunk_id = d.chunk_id  # d inserted between b and c
+    graph_store.upsert([b, d, c], [])
+    assert next_links(graph_store) == {(a.chunk_id, b.chunk_id), (b.chunk_id, d.chunk_id),
+                                       (d.chunk_id, c.chunk_id)}
 
 
 def test_graph_delete_chunks_removes_their_triples_only(graph_store) -> None:

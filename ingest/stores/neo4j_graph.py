@@ -79,6 +79,13 @@ SET c.version_key = r.version_key, c.kind = r.kind, c.clause_no = r.clause_no,
     """ + _VISIBILITY_SET.format(v="c") + """
 MERGE (d)-[:HAS_CHUNK {generation: $g}]->(c)
 """
+# A written chunk's NEXT link is its next_chunk_id alone: the one it had before goes (a clause
+# inserted or removed after it changes its successor), then _MERGE_NEXT makes the current one.
+_UNLINK_NEXT = """
+UNWIND $rows AS r
+MATCH (a:Chunk {generation: $g, chunk_id: r.chunk_id})-[n:NEXT]->()
+DELETE n
+"""
 _MERGE_NEXT = """
 UNWIND $rows AS r
 MATCH (a:Chunk {generation: $g, chunk_id: r.a}), (b:Chunk {generation: $g, chunk_id: r.b})
@@ -232,7 +239,11 @@ class Neo4jGraphStore:
             | visibility_of(c)
             for c in chunks
         ]
-        links = [{"a": c.chunk_id, "b": c.next_chunk_id} for c in chunks if c.next_chunk_id]
+        # and the link into each: a changed chunk is deleted first, with the link from an
+        # unchanged predecessor, which is not written again
+        links = [{"a": a, "b": b} for a, b in sorted(
+            {(c.chunk_id, c.next_chunk_id) for c in chunks if c.next_chunk_id}
+            | {(c.prev_chunk_id, c.chunk_id) for c in chunks if c.prev_chunk_id})]
         found = {c.chunk_id: visibility_of(c) for c in chunks}
 
         def work(tx: ManagedTransaction) -> None:
@@ -245,7 +256,8 @@ class Neo4jGraphStore:
                                              found.get(t.source_chunk_id, HIDDEN).items()
                                              if k != "chunk_id"}
                            for t in triples]
-            for statement, rows in ((_MERGE_CHUNKS, chunk_rows), (_MERGE_NEXT, links),
+            for statement, rows in ((_MERGE_CHUNKS, chunk_rows), (_UNLINK_NEXT, chunk_rows),
+                                    (_MERGE_NEXT, links),
                                     (_MERGE_TRIPLES, triple_rows)):
                 for batch in _batches(rows):
                     tx.run(statement, rows=batch, g=g).consume()
