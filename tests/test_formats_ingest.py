@@ -44,7 +44,9 @@ def test_every_format_is_read_whole_and_an_unread_part_is_flagged(tmp_path: Path
 
     chunks = published_chunks(Settings(data_dir=data))
     every_text = "\n".join(c.text for found in chunks.values() for c in found)
-    assert "请勿外传" not in every_text  # the slide footer
+    # the slide footer: kept once, in the deck's own section, not in any slide's chunk
+    assert [c.title_path for found in chunks.values() for c in found
+            if "请勿外传" in c.text and c.kind != ChunkKind.PARENT] == [["页眉页脚"]]
     assert "热门服务" not in every_text and "Cookie" not in every_text  # portal sidebar, banner
     assert "待定科目" not in every_text  # the hidden draft sheet
 
