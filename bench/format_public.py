@@ -15,8 +15,10 @@ charset_normalizer's text in Big5, Shift-JIS, UTF-16 with a BOM, GB18030 …, pd
 odftoolkit's and odfpy's (charts, embedded objects, a Chinese .ods), easyexcel's and hutool's
 (Chinese .xls), and POI's Office files with EMF/WMF pictures (`metafiles`, with one Chinese
 file made here). Fourth round, workbooks Kingsoft WPS Office saved as .et and .xlsx
-(`kingsoft`, SheetJS's). `--collect` copies them (with `--collection`, only those) from the
-bare git directories the search tool's `fetch` leaves under /work/.mirror (test documents only).
+(`kingsoft`, SheetJS's). Fifth round, played as held-out files a new user brings:
+markitdown's, unstructured's and poi-tl's (Chinese Word templates). `--collect` copies them
+(with `--collection`, only those) from the bare git directories the search tool's `fetch`
+leaves under /work/.mirror (test documents only).
 
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
 (`tika-app -t`, from Maven Central: `mvn dependency:get -Dartifact=org.apache.tika:tika-app:
@@ -26,7 +28,8 @@ PDF pages with Tesseract (English; Debian's tesseract-ocr), a different engine f
 a picture of Chinese text is read by Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
 page's reference is Tika's text of readability's expected main content of it, not of the whole
 page (menus and footers are not what a reader of the article sees). chardet's files are decoded
-with the encoding their test folder declares, not guessed by Tika. Up to 25 phrases per file
+with the encoding their test folder declares, not guessed by Tika, as are other projects'
+text files whose test declares theirs (`DECLARED_FILES`). Up to 25 phrases per file
 are sampled from its lines (8 characters of a CJK line, 5 words of another), seeded by the
 file's name. A phrase is recalled when it occurs in the text of the file's chunks (chunk text,
 prefix and title path), compared on letters and digits only (NFKC, lowercased): table pipes,
@@ -183,6 +186,31 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     # .xlsx: pictures in cells (its DISPIMG function) in either
     "kingsoft": ("SheetJS/test_files", "Apache-2.0", [
         "wps/fn.et", "wps/image.et", "wps/image.xlsx", "artifacts/wps/write.et"]),
+    # held-out play (2026-12-05): three projects never used before, the files a new user's
+    # folder holds: markitdown's (Office, EPUB, Outlook mail, a Shift-JIS CSV, PDFs, a photo),
+    # unstructured's (legacy Office, ODT, RTF, EPUB, mail, UTF-16 texts and a UTF-16 Japanese
+    # page, a text in every UDHR language) and poi-tl's (Chinese Word templates: charts, text
+    # boxes, content controls, notes; a Chinese workbook)
+    "markitdown": ("microsoft/markitdown", "MIT", [
+        f"packages/markitdown/tests/test_files/{p}" for p in (
+            "test.docx", "test.epub", "test.pptx", "test.xls", "test.xlsx", "test_mskanji.csv",
+            "test_outlook_msg.msg", "test_with_comment.docx", "equations.docx", "test.pdf",
+            "RECEIPT-2024-TXN-98765_retail_purchase.pdf", "movie-theater-booking-2024.pdf",
+            "test.jpg")]),
+    "unstructured": ("Unstructured-IO/unstructured", "Apache-2.0", [
+        f"example-docs/{p}" for p in (
+            "simple.doc", "fake-power-point.ppt", "tests-example.xls", "fake.odt",
+            "language-docs/eng_spa_mult.rtf", "language-docs/eng_spa_mult.epub",
+            "winter-sports.epub", "fake-email-attachment.msg", "eml/family-day.eml",
+            "eml/fake-email-utf-16-le.eml", "eml/email-no-utf8-2008-07-16.062410.eml",
+            "fake-text-utf-16-be.txt", "example-steelJIS-datasheet-utf-16.html",
+            "language-docs/UDHR_first_article_all.txt", "stanley-cups-utf-16.csv",
+            "sample-presentation.pptx", "vodafone.xlsx", "docx-shapes.docx")]),
+    "poi-tl": ("Sayi/poi-tl", "Apache-2.0", [f"poi-tl/src/test/resources/{p}" for p in (
+        "okr/OKR.docx", "payment/payment.docx", "resume/resume.docx", "source/chart.docx",
+        "template/config_chinese.docx", "template/reference_chart.docx",
+        "template/template_notes.docx", "template/template_textbox.docx", "template/sdt.docx",
+        "template/attachment.xlsx", "story/story.docx", "template/render_comment.docx")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -197,6 +225,9 @@ TIKA_FILES = [
     "testEmailWithPNGAtt.eml", "testEPUB.epub", "testEPUB_xml_ext.epub"]
 # chardet's test folders -> Python codecs (Big5 with the Hong Kong supplement Big5 files carry)
 _DECLARED = {"Big5": "big5hkscs", "SHIFT_JIS": "cp932", "UTF-16": "utf-16", "GB2312": "gb18030"}
+# text files of other collections whose project declares their encoding, which Tika guesses
+# wrong (markitdown's tests/_test_vectors.py: charset="cp932"; Tika reads it as Windows-1252)
+DECLARED_FILES = {"test_mskanji.csv": "cp932"}
 # pictures of text in a language Tika's Tesseract call does not load: Tesseract in that language
 OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim"}
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
@@ -322,6 +353,8 @@ def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
         return ofd_text(path)
     if collection == "chardet":
         return declared_text(path)
+    if path.name in DECLARED_FILES:
+        return path.read_bytes().decode(DECLARED_FILES[path.name])
     if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
         return subprocess.run(["tesseract", str(path), "-", "-l", OCR_LANGUAGES[path.name]],
                               capture_output=True, text=True, check=True).stdout
@@ -333,7 +366,8 @@ def _tika_input(collection: str, path: Path) -> Path | None:
     readability's pages; none where the reference is made otherwise."""
     if collection == "readability":
         return EXPECTED / collection / path.name
-    if path.suffix == ".ofd" or collection == "chardet" or path.name in OCR_LANGUAGES:
+    if (path.suffix == ".ofd" or collection == "chardet" or path.name in OCR_LANGUAGES
+            or path.name in DECLARED_FILES):
         return None
     return path
 

@@ -325,3 +325,21 @@ def test_a_mail_nesting_hundreds_of_alternatives_is_read_in_linear_time(tmp_path
     text = text_of(parse(tmp_path / "nested.eml"))
     assert time.perf_counter() - started < 20
     assert "innermost html" in text and "plain 0" not in text
+
+
+def test_an_html_mail_footer_after_its_end_tag_is_read() -> None:
+    """unstructured's email-no-utf8-2008-07-16.062410.eml (Hebrew, windows-1255): the last
+    antivirus footer of its HTML version comes after `</html>`, where a mail program still
+    shows it; libxml2 alone dropped it."""
+    text = text_of(parse(CORPUS / "unstructured" / "email-no-utf8-2008-07-16.062410.eml"))
+    assert "Virus Database: 270.4.11/1554" in text
+    assert "האם קיימת איזו שהיא אפשרות" in text  # the body before it, still read once
+    assert text.count("270.4.10/1552") == 1
+
+
+def test_an_outlook_sender_in_encoded_words_is_decoded() -> None:
+    """markitdown's test_outlook_msg.msg: the sender's name is UTF-8 in an RFC 2047 encoded
+    word in the message's transport headers."""
+    text = text_of(parse(CORPUS / "markitdown" / "test_outlook_msg.msg"))
+    assert "发件人: M. C. Kurtuluş <muratcan.kurtulus@gmail.com>" in text
+    assert "=?UTF-8?" not in text

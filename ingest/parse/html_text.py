@@ -9,6 +9,10 @@ TABLE block plus its rows, its cells' lines joined as wrapped lines are (tables.
 Meaningful alt text of an image is a paragraph; a file name is not.
 
 libxml2's HTML parser reads no DTD and resolves no entity but HTML's own; the network is off.
+It drops whatever follows `</html>`, which a browser shows at the end of the body: the
+antivirus and mailing-list footers mail programs append to an HTML mail after its end
+(unstructured's email-no-utf8-2008-07-16.062410.eml). So the body and html end tags are
+left out of what it reads, and every element closes at the end of the text.
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ BLOCK_TAGS = frozenset({
     "xmp",
 })
 _PRE = {"pre", "listing", "plaintext", "xmp"}
+# </body> and </html>: libxml2 drops what follows them, a browser does not (bytes: ASCII-based
+# encodings; a UTF-16 page keeps libxml2's reading)
+_END_TAGS = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
+_END_TAGS_BYTES = re.compile(rb"</(?:body|html)\s*>", re.IGNORECASE)
 # alt text that names no content: a file name, an address, a placeholder word
 _NO_ALT = re.compile(r"(?i)^(?:.*\.(?:png|jpe?g|gif|bmp|svg|webp|tiff?|ico)|\w+://\S*"
                      r"|image|img|picture|photo|icon|图片|图像|图标|照片)$")
@@ -47,6 +55,8 @@ def read_html(markup: bytes | str, encoding: str | None = None) -> html.HtmlElem
     ParseError when libxml2 stopped reading at its depth limit (the rest would be lost)."""
     parser = html.HTMLParser(encoding=encoding, no_network=True, remove_comments=True,
                              remove_pis=True)
+    markup = (_END_TAGS.sub("", markup) if isinstance(markup, str)
+              else _END_TAGS_BYTES.sub(b"", markup))
     tree = html.document_fromstring(markup, parser=parser)
     limit = next((e for e in parser.error_log if e.type_name == "ERR_RESOURCE_LIMIT"), None)
     if limit is not None:

@@ -5,12 +5,17 @@ the plain-text body (else the HTML one), and each attachment as a section of its
 It names Windows code pages "windows-950", "windows-936" …, which Python knows only as cp950,
 cp936 …: those names are registered as aliases here (Apache Tika's testMSG_chinese.msg, Big5,
 failed with "unknown encoding: windows-950" without them).
+The sender python-oxmsg takes from the transport headers keeps their RFC 2047 encoded words
+("=?UTF-8?B?TS4gQy4gS3VydHVsdcWf?= <…>" for "M. C. Kurtuluş", markitdown's
+test_outlook_msg.msg): they are decoded as a mail program shows them.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 
 from oxmsg import Message
 
@@ -41,6 +46,16 @@ def _address(name: str, address: str) -> str:
     return name or address
 
 
+def _decoded_words(text: str) -> str:
+    """A header with its RFC 2047 encoded words decoded; as it is when they do not decode."""
+    if "=?" not in text:
+        return text
+    try:
+        return str(make_header(decode_header(text)))
+    except (HeaderParseError, LookupError, UnicodeDecodeError):
+        return text
+
+
 def _recoded(message: Message, text: str) -> str:
     """An 8-bit string property in the body's code page when the message states none for its
     string properties: python-oxmsg then reads them as Latin-9, which turns a Big5 or GBK
@@ -67,7 +82,8 @@ def parse_msg(data: bytes, limits: ParseLimits) -> ParseResult:
     sent = message.sent_date
     if sent and sent.year <= 1601:  # FILETIME 0: no date was set (Outlook shows "None")
         sent = None
-    header = [("发件人", _recoded(message, message.sender or "")), ("收件人", recipients),
+    header = [("发件人", _decoded_words(_recoded(message, message.sender or ""))),
+              ("收件人", recipients),
               ("日期", sent.isoformat(sep=" ") if sent else "")]
     result = mail_result(_recoded(message, message.subject), header, message.body,
                          message.html_body)
