@@ -343,3 +343,18 @@ def test_an_outlook_sender_in_encoded_words_is_decoded() -> None:
     text = text_of(parse(CORPUS / "markitdown" / "test_outlook_msg.msg"))
     assert "发件人: M. C. Kurtuluş <muratcan.kurtulus@gmail.com>" in text
     assert "=?UTF-8?" not in text
+
+
+def test_a_mail_saved_as_utf16_is_read_whole(tmp_path: Path) -> None:
+    """unstructured's fake-email-utf-16-le.eml: a whole mail in UTF-16 without a byte-order
+    mark (as Windows tools save text); the same mail with a mark, big-endian."""
+    real = CORPUS / "unstructured" / "fake-email-utf-16-le.eml"
+    text = text_of(parse(real))
+    assert "Test Email" in text and "mrobinson@unstructured.io" in text
+    assert "\x00" not in text
+    marked = tmp_path / "marked.eml"
+    marked.write_bytes(real.read_bytes().decode("utf-16-le").encode("utf-16"))
+    assert text_of(parse(marked)) == text
+    big = tmp_path / "big.eml"
+    big.write_bytes(real.read_bytes().decode("utf-16-le").encode("utf-16-be"))
+    assert text_of(parse(big)) == text

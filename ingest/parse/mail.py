@@ -10,12 +10,14 @@ text), and Apple Mail's HTML version is itself several HTML parts between attach
 
 Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
 that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
-rather than a failure. Inline images (logos, signatures) are pictures of the layout, not
-attachments a sender chose: counted, not read.
+rather than a failure. A whole mail saved as UTF-16 text (Windows tools write files so, with or
+without a byte-order mark) is read as the same mail in UTF-8. Inline images (logos, signatures)
+are pictures of the layout, not attachments a sender chose: counted, not read.
 """
 
 from __future__ import annotations
 
+import codecs
 import email
 import email.policy
 from email.message import EmailMessage, Message
@@ -30,7 +32,7 @@ _HEADER = (("From", "发件人"), ("To", "收件人"), ("Cc", "抄送"), ("Date"
 
 
 def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
-    message = email.message_from_bytes(data, policy=email.policy.default)
+    message = email.message_from_bytes(_as_utf8(data), policy=email.policy.default)
     if not isinstance(message, EmailMessage) or not any(message.keys()):
         raise ParseError("not an e-mail message: no header lines")
     hidden = _other_alternatives(message)
@@ -51,6 +53,19 @@ def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
         result.skipped["inline_images"] = inline
     add_attachments(result, files, limits)
     return result
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """A mail is ASCII in its header lines, so UTF-16 shows as a NUL beside every header byte:
+    a byte-order mark, or NULs at every odd (little-endian) or even (big-endian) place of its
+    first 200 bytes."""
+    head = data[:200]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace").encode("utf-8")
+    for order, nuls in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
+        if len(nuls) >= 16 and not nuls.strip(b"\x00"):
+            return data.decode(order, errors="replace").encode("utf-8")
+    return data
 
 
 def _parts(message: Message, leaves_only: bool = True) -> list[Message]:
