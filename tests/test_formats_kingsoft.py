@@ -73,13 +73,13 @@ def edited(tmp_path: Path, old: str, new: str) -> Path:
 def pictures_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The size of each picture handed to OCR (ingest.parse.pictures), as it is handed."""
     read: list[int] = []
-    block = Pictures.block
+    blocks = Pictures.blocks
 
-    def counted(self: Pictures, blob: bytes, page: int) -> Block | None:
+    def counted(self: Pictures, blob: bytes, page: int) -> list[Block]:
         read.append(len(blob))
-        return block(self, blob, page)
+        return blocks(self, blob, page)
 
-    monkeypatch.setattr(Pictures, "block", counted)
+    monkeypatch.setattr(Pictures, "blocks", counted)
     return read
 
 

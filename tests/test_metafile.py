@@ -231,13 +231,13 @@ def test_document_budget_of_vector_records() -> None:
     header = records(emf)[0]
     empty = struct.pack("<II", 10, 8)
     pictures = Pictures(ParseLimits())
-    assert pictures.block(header + empty * (MAX_RECORDS - 10) + empty[:4], 1) is None
+    assert pictures.blocks(header + empty * (MAX_RECORDS - 10) + empty[:4], 1) == []
     assert pictures.skipped == {"pictures_damaged": 1}
     assert pictures.vector_records > MAX_RECORDS - 10  # what reading it cost counts
-    assert pictures.block(header + empty * MAX_RECORDS, 1) is None
-    assert pictures.block(header + empty * (MAX_RECORDS + 1), 1) is None  # another picture
+    assert pictures.blocks(header + empty * MAX_RECORDS, 1) == []
+    assert pictures.blocks(header + empty * (MAX_RECORDS + 1), 1) == []  # another picture
     assert pictures.vector_records >= VECTOR_RECORDS
-    assert pictures.block(emf, 1) is None
+    assert pictures.blocks(emf, 1) == []
     assert pictures.skipped == {"pictures_damaged": 1, "pictures_text_capped": 2,
                                 "pictures_over_limit": 1}
-    assert Pictures(ParseLimits()).block(emf, 1) is not None
+    assert Pictures(ParseLimits()).blocks(emf, 1) != []

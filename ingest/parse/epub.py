@@ -87,8 +87,7 @@ def _pictures(body: etree._Element, chapter: str, archive: zipfile.ZipFile, name
         if not source or path not in names or path in shown:
             continue
         shown.add(path)
-        if (block := pictures.block(archive.read(path), page)) is not None:
-            blocks.append(block)
+        blocks += pictures.blocks(archive.read(path), page)
     return blocks
 
 

@@ -26,7 +26,13 @@ from lxml import etree, html
 
 from ingest.models import Block, BlockKind
 from ingest.parse.errors import ParseError
-from ingest.parse.tables import caption_before, cell_text, grid_blocks, html_table_rows
+from ingest.parse.tables import (
+    caption_before,
+    cell_text,
+    grid_blocks,
+    html_table_rows,
+    labelled,
+)
 from ingest.text import join_lines, normalize
 
 NOT_TEXT = ("script", "style", "noscript", "template")  # code, not text: dropped uncounted
@@ -196,4 +202,4 @@ def table_blocks(table: html.HtmlElement, before: list[Block]) -> list[Block] | 
     if rows is None:
         return None
     caption = cell_text(" ".join(table.xpath("./caption//text()"))) or caption_before(before)
-    return grid_blocks(rows, caption=caption)
+    return grid_blocks(rows, caption=caption, labelled=labelled(table))

@@ -9,6 +9,11 @@ document's text is still worth indexing); at most `max_pictures` are read per do
 costs about a second each), the others counted; a picture used again (a logo on every slide) is
 read once. Lines recognised with less than MIN_CONFIDENCE are a photograph's texture, not text.
 
+A picture's lines are one paragraph, top to bottom; a table in it (a screenshot of a table
+pasted into a Word file) is read row by row as a scanned page's is (ingest.parse.ocr_rows), a
+TABLE and one TABLE_ROW per row in its place among the lines: joined top to bottom, the cells
+of one row interleaved with the next row's, and a row was in no chunk of its own.
+
 Vector pictures (EMF, WMF: diagrams, pasted charts, OLE objects' previews) hold their text as
 characters: it is read from their records (ingest.parse.metafile), exactly and without OCR; a
 damaged one is skipped with its reason (logged) and counted, the document read all the same.
@@ -31,7 +36,10 @@ from PIL import Image, ImageOps
 
 from ingest.models import Block, BlockKind
 from ingest.parse import metafile
+from ingest.parse.layout import Line
+from ingest.parse.ocr_rows import OcrTable, ocr_items
 from ingest.parse.result import ParseLimits
+from ingest.parse.tables import is_caption
 from ingest.text import join_lines, normalize
 
 MIN_SIDE = 16  # a line of legible text is taller; rules and borders are thinner
@@ -56,30 +64,28 @@ class Pictures:
         self.confidences: list[float] = []
         self.vector_records = 0
 
-    def block(self, blob: bytes, page: int) -> Block | None:
-        """The picture's text as a paragraph ("图片文字: …"), or None for a picture without
-        text, a decoration, a repeat, or one over the limits (counted in `skipped`)."""
+    def blocks(self, blob: bytes, page: int) -> list[Block]:
+        """The picture's text as paragraphs ("图片文字: …") and the rows of a table in it; none
+        for a picture without text, a decoration, a repeat, or one over the limits (counted in
+        `skipped`)."""
         digest = hashlib.sha256(blob).hexdigest()
         if digest in self.seen:
-            return None
+            return []
         self.seen.add(digest)
         if metafile.kind(blob) is not None:
-            return self._vector(blob, page)
+            vector = self._vector(blob, page)
+            return [vector] if vector is not None else []
         pixels = self._pixels(blob)
         if pixels is None:
-            return None
+            return []
         from ingest.parse.ocr import ocr_image  # PyMuPDF and the OCR models: only when needed
 
-        lines = [line for line in ocr_image(pixels, turns=False).lines
-                 if line.confidence >= MIN_CONFIDENCE and normalize(line.text)]
-        if not lines:
-            return None
-        self.confidences += [line.confidence for line in lines]
-        text = functools.reduce(join_lines, (normalize(line.text) for line in lines))
-        mean = sum(line.confidence for line in lines) / len(lines)
-        return Block(kind=BlockKind.PARAGRAPH, text=f"图片文字: {text}", page=page, ocr=True,
-                     ocr_confidence=round(mean, 4))
-
+        lines = [Line(text, page, *line.bbox, size=line.bbox[3] - line.bbox[1],
+                      confidence=line.confidence)
+                 for line in ocr_image(pixels, turns=False).lines
+                 if line.confidence >= MIN_CONFIDENCE and (text := normalize(line.text))]
+        self.confidences += [line.confidence or 0.0 for line in lines]
+        return _ocr_blocks(lines)
     def _vector(self, blob: bytes, page: int) -> Block | None:
         """An EMF or WMF picture's text, as drawn (no OCR, so no confidence), within the
         document's budget of records (a file of many huge drawings costs seconds, not hours)."""
@@ -139,3 +145,35 @@ def _on_white(image: Image.Image) -> Image.Image:
         rgba = image.convert("RGBA")
         return Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
     return image.convert("RGB")
+
+
+def _ocr_blocks(lines: list[Line]) -> list[Block]:
+    """The lines top to bottom as paragraphs, cut where a table's rows stand (its caption the
+    line just above it, when that names a table)."""
+    copies = [Line(line.text, line.page, line.x0, line.y0, line.x1, line.y1, size=line.size,
+                   confidence=line.confidence) for line in lines]  # ocr_items joins its boxes
+    tables = [item for item in ocr_items(copies) if isinstance(item, OcrTable)]
+    tabled = {id(box) for table in tables for row in table.cells for box in row}
+    items: list[Line | OcrTable] = [line for line, copy in zip(lines, copies, strict=True)
+                                    if id(copy) not in tabled]
+    items += tables
+    blocks: list[Block] = []
+    run: list[Line] = []
+    for item in [*sorted(items, key=lambda item: item.y0), None]:
+        if isinstance(item, Line):
+            run.append(item)
+            continue
+        if run:
+            blocks.append(_paragraph(run))
+        if item is not None:
+            caption = run[-1].text if run and is_caption(run[-1].text) else ""
+            blocks += [block.model_copy(update={"bbox": None}) for block in item.blocks(caption)]
+        run = []
+    return blocks
+
+
+def _paragraph(lines: list[Line]) -> Block:
+    text = functools.reduce(join_lines, (line.text for line in lines))
+    mean = sum(line.confidence or 0.0 for line in lines) / len(lines)
+    return Block(kind=BlockKind.PARAGRAPH, text=f"图片文字: {text}", page=lines[0].page, ocr=True,
+                 ocr_confidence=round(mean, 4))

@@ -74,8 +74,7 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
                 objects.append((_place(anchor), anchor, related))
     for _, item, related in sorted(objects, key=lambda entry: entry[0]):
         if isinstance(item, str):  # a VML picture's part
-            read = pictures.block(archive.read(item), page)
-            blocks += [read] if read is not None else []
+            blocks += pictures.blocks(archive.read(item), page)
             continue
         for line in _object_lines(archive, item, related, pictures, page):
             blocks.append(line if isinstance(line, Block) else
@@ -125,8 +124,7 @@ def _object_lines(archive: zipfile.ZipFile, anchor: etree._Element, related: dic
             blip = element.find(f".//{_A}blip")
             target = related.get(blip.get(_R_EMBED, "")) if blip is not None else None
             if target and target in archive.NameToInfo:
-                read = pictures.block(archive.read(target), page)
-                lines += [read] if read is not None else []
+                lines += pictures.blocks(archive.read(target), page)
     return lines
 
 
@@ -291,5 +289,5 @@ class CellPictures:
     def blocks(self, page: int) -> list[Block]:
         """The text read in the pictures met since the last call (one sheet's cells)."""
         met, self.met = self.met, []
-        read = (self.pictures.block(self.archive.read(target), page) for target in met)
-        return [block for block in read if block is not None]
+        return [block for target in met
+                for block in self.pictures.blocks(self.archive.read(target), page)]

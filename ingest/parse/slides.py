@@ -206,8 +206,8 @@ def _template_pictures(templates: list[SlideMaster | SlideLayout], page: int,
                 log.warning("a picture of slide master/layout %s is missing: %s",
                             template.part.partname, rel_id)
                 continue
-            if (block := pictures.block(blob, page)) is not None:
-                texts.append(block.text)
+            texts += [block.text for block in pictures.blocks(blob, page)
+                      if block.kind != BlockKind.TABLE]
     return texts
 
 
@@ -235,34 +235,32 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped, pictures: Pictur
             elif alt:
                 label = _label([alt], "图片说明", "Image")
                 pieces.append(_Piece(_paragraph(label + alt, number), True))
-            if (read := _picture_text(shape, number, pictures)) is not None:
-                pieces.append(_Piece(read, False))
+            pieces += [_Piece(read, False) for read in _picture_text(shape, number, pictures)]
         elif isinstance(shape, GraphicFrame):  # an OLE object: the picture it shows
-            if (read := _preview_text(shape, number, pictures)) is not None:
-                pieces.append(_Piece(read, False))
+            pieces += [_Piece(read, False) for read in _preview_text(shape, number, pictures)]
         elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
             pieces += _text_pieces(shape, number, skipped)
     return pieces
 
 
-def _preview_text(frame: GraphicFrame, number: int, pictures: Pictures) -> Block | None:
+def _preview_text(frame: GraphicFrame, number: int, pictures: Pictures) -> list[Block]:
     """The text of the picture an embedded object shows (a Visio drawing's or a workbook's
     EMF preview; an icon's caption): often all that is readable of a Visio diagram."""
     for rel_id in frame.element.xpath(".//a:blip/@r:embed")[:1]:
         try:
-            return pictures.block(frame.part.related_part(rel_id).blob, number)
+            return pictures.blocks(frame.part.related_part(rel_id).blob, number)
         except KeyError:  # a dangling relationship
-            return None
-    return None
+            return []
+    return []
 
 
-def _picture_text(shape: Picture, number: int, pictures: Pictures) -> Block | None:
+def _picture_text(shape: Picture, number: int, pictures: Pictures) -> list[Block]:
     """What OCR reads in the picture (a linked picture, whose image is elsewhere, is not read)."""
     try:
         blob = shape.image.blob
     except (KeyError, ValueError):  # linked, not embedded
-        return None
-    return pictures.block(blob, number)
+        return []
+    return pictures.blocks(blob, number)
 
 
 def _text_pieces(shape: Shape, number: int, skipped: _Skipped) -> list[_Piece]:

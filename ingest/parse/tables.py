@@ -16,6 +16,7 @@ from lxml import html
 from ingest.models import Block, BlockKind
 from ingest.text import ARTICLE, join_lines, normalize
 
+_NUMBER = re.compile(r"[-+]?[\d,.]+%?")
 _CAPTION = re.compile(r"^(?:(?:续)?表\s*[\d一二三四五六七八九十]+(?:[.\-]\d+)*|Table\s+\d+)", re.I)
 
 
@@ -92,13 +93,52 @@ def table_blocks(header: list[str], rows: list[list[str]], row_pages: list[int],
     return blocks
 
 
-def grid_blocks(grid: Sequence[Sequence[str | None]], page: int = 1,
-                caption: str = "") -> list[Block]:
-    """Blocks of a table given as a grid whose first row is the header."""
+def grid_blocks(grid: Sequence[Sequence[str | None]], page: int = 1, caption: str = "",
+                labelled: bool = False) -> list[Block]:
+    """Blocks of a table given as a grid whose first row is the header. A first row of one cell
+    across the whole table ("2024年度差旅费用统计表" merged over every column) is its title, so
+    the caption, and the row under it the header: as the header, the title was every row's
+    name for every value. A `labelled` table (each row a label and its values: an infobox) has
+    no header row; its rows read "label: value"."""
     filled = [row for row in fill_merged(grid) if any(row)]
+    while len(filled) > 1 and _title_row(filled[0]) and (labelled or _header_like(filled[1])):
+        title = filled.pop(0)[0]
+        caption = f"{caption} {title}" if caption and title not in caption else caption or title
     if not filled:
         return []
+    if labelled:
+        return _labelled_blocks(filled, page, caption)
     return table_blocks(filled[0], filled[1:], [page] * (len(filled) - 1), caption)
+
+
+def _title_row(row: list[str]) -> bool:
+    """One text across every column (a one-column table's first row is its header)."""
+    return len(row) > 1 and len(set(row)) == 1
+
+
+def _header_like(row: list[str]) -> bool:
+    """Names for every column: each cell filled, none a number, no two the same."""
+    return all(row) and len(set(row)) == len(row) and not any(_NUMBER.fullmatch(c) for c in row)
+
+
+def labelled(table: html.HtmlElement) -> bool:
+    """An HTML table whose rows are each a label cell (<th>) and its values (<td>), none a row
+    of column names (all <th>): an infobox, a fact sheet."""
+    rows = [tr.xpath("./th|./td") for tr in table.iter("tr")]
+    rows = [[cell.tag for cell in row] for row in rows if len(row) > 1]
+    return (sum(row[0] == "th" and "td" in row[1:] for row in rows) >= 2
+            and not any(set(row) == {"th"} for row in rows))
+
+
+def _labelled_blocks(rows: list[list[str]], page: int, caption: str) -> list[Block]:
+    """A table of labels and values: Markdown without a header, and a row per label."""
+    prefix = f"{caption} | " if caption else ""
+    texts = [prefix + (f"{row[0]}: " if row[0] else "") + "; ".join(
+        dict.fromkeys(cell for cell in row[1:] if cell and cell != row[0])) for row in rows]
+    table = Block(kind=BlockKind.TABLE, page=page,
+                  text=markdown_table([""] * len(rows[0]), rows, caption))
+    return [table, *(Block(kind=BlockKind.TABLE_ROW, text=text.removesuffix(": "), page=page)
+                     for text in texts)]
 
 
 def html_table_rows(markup: str) -> list[list[str | None]] | None:

@@ -38,7 +38,7 @@ from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.charts import C as _C
 from ingest.parse.charts import chart_lines
-from ingest.parse.coverage import visible_chars
+from ingest.parse.coverage import indexed_chars, visible_chars
 from ingest.parse.docx_numbering import Numbering
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
@@ -139,7 +139,8 @@ def _margin_pictures(part: DocumentPart, pictures: Pictures) -> list[str]:
             continue
         images = [image.target_part.blob for image in rel.target_part.rels.values()
                   if not image.is_external and image.reltype == RT.IMAGE]
-        texts += [block.text for blob in images if (block := pictures.block(blob, 1))]
+        texts += [block.text for blob in images for block in pictures.blocks(blob, 1)
+                  if block.kind != BlockKind.TABLE]
     return texts
 
 
@@ -319,10 +320,9 @@ class _Reader:
     def _picture(self, rel_id: str, line: _Line) -> None:
         """The text OCR reads in a picture (ingest.parse.pictures), anchored like alt text."""
         part = self.part.related_parts.get(rel_id)
-        block = self.pictures.block(part.blob, self.page) if part is not None else None
-        if block is not None:
-            self.seen += visible_chars(block.text)
-            line.anchored.append(block)
+        read = self.pictures.blocks(part.blob, self.page) if part is not None else []
+        self.seen += indexed_chars(read)
+        line.anchored += read
 
     def _alt_text(self, description: str, line: _Line) -> None:
         """A picture's description is indexed when it describes (a chart's figures, an org
