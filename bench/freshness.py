@@ -84,7 +84,7 @@ class Client:
 
     def post(self, kind: str, path: Path) -> float:
         """The signed event; the time its 202 came back."""
-        from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+        from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
         body = json.dumps({"type": kind, "uri": path.as_uri(), "id": uuid.uuid4().hex}).encode()
         stamp = str(int(time.time()))

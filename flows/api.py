@@ -57,7 +57,8 @@ from flows.serving import NO_DOCS, read_capped, server_config
 from flows.tls import share_tls_context
 from flows.turns import FairTurns
 from flows.warm import task_trigger
-from flows.webhook import create_app, manifest_tracker
+from flows.webhook.app import create_app
+from flows.webhook.runs import manifest_tracker
 from ingest.config import Settings
 
 if TYPE_CHECKING:  # loaded on the first search, not at import

@@ -633,7 +633,7 @@ def _undelete(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _events(args: argparse.Namespace, settings: Settings) -> int:
-    from flows.webhook import EventStore
+    from flows.webhook.outbox import EventStore
 
     path = settings.data_dir / "webhook_events.db"
     rows = EventStore(path).listing() if path.exists() else []

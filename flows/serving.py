@@ -6,7 +6,7 @@ up until file descriptors ran out and /health stopped answering. Here every conn
 IDLE_TIMEOUT seconds to send a whole request head, from the moment it opens and again after each
 reply; connections beyond MAX_CONNECTIONS are closed at once, and requests beyond it get
 uvicorn's 503. Request heads are capped by h11 (16 KiB); bodies by `read_capped`. This module
-imports nothing of flows/: the apps (flows/api.py, flows/webhook.py) import it.
+imports nothing of flows/: the apps (flows/api.py, flows/webhook/app.py) import it.
 """
 
 from __future__ import annotations

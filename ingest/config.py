@@ -161,7 +161,7 @@ class Settings(BaseSettings):
                                        "card's answer_floor, else the cosine abstention")
     reader_dir: Path | None = Field(None, description="the reader model's folder (reader.json, "
                                     "ONNX, tokenizer); unset: the one shipped in ingest/rerank")
-    # operations (flows/deployments.py, flows/webhook.py)
+    # operations (flows/deployments.py, flows/webhook/)
     rebuild_cron: str = Field("0 2 * * *", description="schedule of kbflow-full-rebuild (UTC)")
     webhook_secret: str = Field("", description="HMAC-SHA256 key of POST /events; unset: `kbflow "
                                 "serve` runs without the webhook routes")

@@ -28,7 +28,8 @@ import pytest
 from test_webhook import Recorder, post, receiver, wait_for
 from tests_support import SAMPLE_DOCS
 
-from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, ChangeEvent, EventStore, sign
+from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, ChangeEvent, sign
+from flows.webhook.outbox import EventStore
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
 
@@ -218,7 +219,8 @@ def test_3_a_burst_over_the_parameter_limit_is_split_into_runs_prefect_accepts(
     from prefect import get_client
 
     from flows.ingest import incremental_flow
-    from flows.webhook import Dispatcher, deployment_trigger
+    from flows.webhook.dispatch import Dispatcher
+    from flows.webhook.runs import deployment_trigger
 
     incremental_flow.to_deployment(name="attack-burst").apply()
     store = EventStore(site["data"] / "webhook_events.db")
@@ -249,7 +251,7 @@ def test_3_a_nul_byte_uri_is_refused_and_costs_no_other_event(site: dict[str, Pa
         assert post(url, {"type": "updated", "uri": "bad\u0000name.md"}).status_code == 422
         assert post(url, {"type": "updated", "uri": "file:///x%00y.md"}).status_code == 422
     # one already in the outbox (accepted by an older receiver) is quarantined, not sent
-    from flows.webhook import Dispatcher
+    from flows.webhook.dispatch import Dispatcher
 
     store = EventStore(hook.data_dir / "webhook_events.db")
     store.add(ChangeEvent.model_construct(type="updated", uri="old\u0000.md", id=None),
@@ -268,7 +270,7 @@ def test_3_an_event_is_done_only_when_its_run_recorded_its_outcome(
     """The real incremental flow behind the receiver: a good file, a bad file and an escape go
     out together; each event ends with its own file's outcome."""
     from flows.ingest import incremental_flow
-    from flows.webhook import manifest_tracker
+    from flows.webhook.runs import manifest_tracker
 
     roots_env(monkeypatch, site["docs"])
     (site["docs"] / "empty.md").write_bytes(b"")
@@ -296,7 +298,7 @@ def test_3_an_event_is_done_only_when_its_run_recorded_its_outcome(
 
 def test_3_an_event_that_keeps_crashing_its_run_is_quarantined_alone(
         site: dict[str, Path], hook: Settings) -> None:
-    from flows.webhook import MAX_ATTEMPTS, Dispatcher, RunOutcome
+    from flows.webhook.dispatch import MAX_ATTEMPTS, Dispatcher, RunOutcome
 
     poison = str(site["docs"] / "poison.md")
     runs: dict[str, list[str]] = {}

@@ -28,7 +28,7 @@ from test_attacks import raw_request
 from test_serving import KEY_A, bearer, clean_env, free_port, kbflow, wait_for, write_keys
 from tests_support import SAMPLE_DOCS
 
-from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from ingest.config import Settings
 
 SECRET = "test-secret"

@@ -17,7 +17,8 @@ import pytest
 from console_support import HOSTILE, KEYS, build_corpus, ingest, serving, settings_for
 from playwright.sync_api import Browser, Page
 
-from flows.webhook import ChangeEvent, EventStore
+from flows.webhook.events import ChangeEvent
+from flows.webhook.outbox import EventStore
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
 from ingest.manifest.store import DocumentRecord

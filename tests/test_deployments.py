@@ -26,7 +26,8 @@ from tests_support import REPO, SAMPLE_DOCS
 
 from flows.artifacts import ARTIFACT_KEY, summary_markdown
 from flows.backfill import batches, select_files
-from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, EventStore, sign
+from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from flows.webhook.outbox import EventStore
 from ingest.manifest import ManifestStore
 from ingest.models import State
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import httpx
 from test_deployments import Services, free_port, wait_until
 
-from flows.webhook import SIGNATURE_HEADER, TIMESTAMP_HEADER, EventStore, sign
+from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from flows.webhook.outbox import EventStore
 from ingest.manifest import ManifestStore
 from ingest.models import State
 

@@ -16,17 +16,11 @@ import httpx
 import pytest
 import uvicorn
 
-from flows.webhook import (
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
-    ChangeEvent,
-    Dispatcher,
-    EventStore,
-    RunOutcome,
-    create_app,
-    manifest_tracker,
-    sign,
-)
+from flows.webhook.app import create_app
+from flows.webhook.dispatch import Dispatcher, RunOutcome
+from flows.webhook.events import SIGNATURE_HEADER, TIMESTAMP_HEADER, ChangeEvent, sign
+from flows.webhook.outbox import EventStore
+from flows.webhook.runs import manifest_tracker
 from ingest.config import Settings
 
 SECRET = "test-secret"

@@ -267,7 +267,7 @@ def console_router(settings: Settings, keys: Keys, search: Search) -> APIRouter:
     @router.get("/operations")
     @signed_in
     def operations(request: Request, reader: Reader) -> Response:
-        from flows.webhook import EventStore
+        from flows.webhook.outbox import EventStore
 
         manifest = current()
         generations = manifest.generations()

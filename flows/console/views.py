@@ -148,7 +148,7 @@ def source_paths(manifest: ManifestStore, reader: SearchFilter) -> set[str]:
 
 def event_path(event: dict[str, Any]) -> str | None:
     """The real path an outbox event named: as dispatched, else its URI's path resolved."""
-    from flows.webhook import to_path
+    from flows.webhook.events import to_path
 
     if event.get("path"):
         return str(event["path"])
