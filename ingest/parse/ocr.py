@@ -10,6 +10,10 @@ engine's threshold (lines are recognised without the engines' per-line angle cla
 turned line does not read well by accident). Only such a page is read again,
 turned, and the reading with the most confidently recognised characters is kept: an upright
 page costs one pass.
+
+RapidOCR's wheel carries PP-OCRv4's recogniser; a newer one, shipped inside a registry package,
+is used in its place when installed (see `_recognizer`): RapidOCR's detector still finds the
+lines, the newer model reads them (bench/RESULTS.md, branch ocr-reading).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ OCR_DPI = 200
 CONFIDENT = 0.85  # mean score per character of a page read upright (clean scans read ~0.95)
 MIN_CHARS = 10  # fewer recognised characters than this on a page with text boxes is doubtful
 TURN_GAIN = 1.25  # a turned reading must beat the one as the page lies by this factor
+REC_MODEL = "PP-OCRv6_rec_small.onnx"  # the recogniser read in place of RapidOCR's own
 log = logging.getLogger(__name__)
 
 # (corner points, text, score) per recognized line, as both engines report it
@@ -144,13 +149,28 @@ def engine() -> Engine:
 def _rapid() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
-    rapid = RapidOCR()
+    rapid = RapidOCR(**_recognizer())
 
     def run(image: np.ndarray) -> list[RawLine]:
         result, _ = rapid(image, use_cls=False)
         return [(box, text, score) for box, text, score in result or []]
 
     return run
+
+
+def _recognizer() -> dict[str, str]:
+    """RapidOCR's settings for the newer recogniser, PP-OCRv6 small, that the `rapidocr`
+    package ships inside its wheel (its characters are in the model's metadata); none when it is
+    not installed, and RapidOCR reads with its own PP-OCRv4. Found without importing the
+    package: only its model file is used."""
+    spec = importlib.util.find_spec("rapidocr")
+    if spec is None or spec.origin is None:
+        return {}
+    model = Path(spec.origin).parent / "models" / REC_MODEL
+    if not model.is_file():
+        log.info("rapidocr is installed without %s: reading with PP-OCRv4", REC_MODEL)
+        return {}
+    return {"rec_model_path": str(model)}
 
 
 def _paddle() -> Engine | None:
