@@ -2,8 +2,9 @@
 wheel in place of the PP-OCRv4 inside rapidocr-onnxruntime's, same detector, same pipeline.
 
 Real pages: Tesseract's own test scan (bench/ocr_corpus/phototest.tif) halved as a 150 dpi scan
-of it would be, where PP-OCRv4 ran every line's small words together ("Thequickbrowndog…": no
-word of it searchable); and a Chinese notice PyMuPDF set and rasterised, which both read alike.
+of it would be, where PP-OCRv4 ran the small words of its lines together (none of its words
+read as a word: bench/RESULTS.md); and a Chinese notice PyMuPDF set and rasterised, which both
+read alike.
 A machine without the newer model reads with PP-OCRv4, no error."""
 
 from __future__ import annotations
