@@ -1,5 +1,7 @@
-"""Which recogniser reads OCR'd lines better (issue #40): RapidOCR's own PP-OCRv4 against the
-PP-OCRv6 small shipped in the `rapidocr` wheel, behind the same detector, on pages with known text.
+"""Which recogniser reads OCR'd lines better (issue #40): RapidOCR's own PP-OCRv4, the PP-OCRv6
+small shipped in the `rapidocr` wheel, and kbflow's use of both (PP-OCRv4 reads every line, PP-OCRv6
+again those without a Chinese or Japanese character), behind the same detector, on pages with
+known text.
 
     .venv/bin/python -m bench.ocr_reading [--pages corpus|pictures|chinese ...]
 
@@ -40,7 +42,8 @@ def engines() -> dict[str, Engine]:
     def reading(rapid: RapidOCR) -> Engine:
         return lambda image: [(b, t, s) for b, t, s in rapid(image, use_cls=False)[0] or []]
 
-    return {"PP-OCRv4": reading(RapidOCR()), "PP-OCRv6": reading(RapidOCR(**ocr._recognizer()))}
+    return {"PP-OCRv4": reading(RapidOCR()), "PP-OCRv6": reading(RapidOCR(**ocr._recognizer())),
+            "kbflow (v4, v6 for lines without CJK)": ocr._rapid()}
 
 
 def bgr(image: Image.Image, scale: float = 1.0) -> np.ndarray:

@@ -27,8 +27,7 @@ from ingest.models import ParsedDocument
 from ingest.parse import ParseLimits, parse_document, read_meta
 
 FONT = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
-# one word, no gap: a gap between Chinese words is read as a space or not by the recogniser
-STAMP, DEPARTMENT = "华东集团机密文件", "人力资源部 内部培训"
+STAMP, DEPARTMENT = "华东集团 机密文件", "人力资源部 内部培训"
 
 
 def picture(text: str) -> bytes:
