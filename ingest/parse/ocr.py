@@ -10,6 +10,12 @@ engine's threshold (lines are recognised without the engines' per-line angle cla
 turned line does not read well by accident). Only such a page is read again,
 turned, and the reading with the most confidently recognised characters is kept: an upright
 page costs one pass.
+
+RapidOCR's wheel carries PP-OCRv4's recogniser, which reads Chinese well but runs small Latin
+words together; a newer one shipped inside a registry package (see `_recognizer`) keeps them
+apart but puts spaces inside Chinese dates ("202 5年2 月"). So PP-OCRv4 reads every line and a
+line it read with no Chinese or Japanese character is read again by the newer model, when
+installed (bench/RESULTS.md, branches ocr-reading and ocr-latin).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import functools
 import importlib.util
 import logging
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +36,8 @@ OCR_DPI = 200
 CONFIDENT = 0.85  # mean score per character of a page read upright (clean scans read ~0.95)
 MIN_CHARS = 10  # fewer recognised characters than this on a page with text boxes is doubtful
 TURN_GAIN = 1.25  # a turned reading must beat the one as the page lies by this factor
+REC_MODEL = "PP-OCRv6_rec_small.onnx"  # the newer recogniser, for lines with no CJK character
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 log = logging.getLogger(__name__)
 
 # (corner points, text, score) per recognized line, as both engines report it
@@ -145,12 +154,39 @@ def _rapid() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
     rapid = RapidOCR()
+    newer = _recognizer()
+    latin = RapidOCR(**newer) if newer else None
 
     def run(image: np.ndarray) -> list[RawLine]:
         result, _ = rapid(image, use_cls=False)
-        return [(box, text, score) for box, text, score in result or []]
+        lines = [(box, text, score) for box, text, score in result or []]
+        again = [i for i, (_, text, _) in enumerate(lines) if not _CJK.search(text)]
+        if latin is None or not again:
+            return lines
+        crops = rapid.get_crop_img_list(
+            image, [np.array(lines[i][0], dtype=np.float32) for i in again])
+        readings, _ = latin.text_rec(crops)
+        for i, (text, score, *_) in zip(again, readings, strict=True):
+            if text.strip() and score >= latin.text_score:
+                lines[i] = (lines[i][0], text, score)
+        return lines
 
     return run
+
+
+def _recognizer() -> dict[str, str]:
+    """RapidOCR's settings for the newer recogniser, PP-OCRv6 small, that the `rapidocr`
+    package ships inside its wheel (its characters are in the model's metadata); none when it is
+    not installed, and RapidOCR reads with its own PP-OCRv4. Found without importing the
+    package: only its model file is used."""
+    spec = importlib.util.find_spec("rapidocr")
+    if spec is None or spec.origin is None:
+        return {}
+    model = Path(spec.origin).parent / "models" / REC_MODEL
+    if not model.is_file():
+        log.info("rapidocr is installed without %s: reading with PP-OCRv4", REC_MODEL)
+        return {}
+    return {"rec_model_path": str(model)}
 
 
 def _paddle() -> Engine | None:

@@ -1,0 +1,54 @@
+"""The recognisers that read OCR'd lines (ingest/parse/ocr.py): PP-OCRv4 inside rapidocr-onnxruntime
+reads every line, PP-OCRv6 small from the `rapidocr` wheel again those without a CJK character.
+
+Real pages: Tesseract's own test scan (bench/ocr_corpus/phototest.tif) halved as a 150 dpi scan
+of it would be, where PP-OCRv4 ran the small words of its lines together (none of its words
+read as a word: bench/RESULTS.md); and a Chinese notice PyMuPDF set and rasterised, whose lines
+PP-OCRv4 alone reads.
+A machine without the newer model reads with PP-OCRv4, no error."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from test_parse_images import NOTICE, page_image
+
+from ingest.parse import ocr, parse_document, read_meta
+
+CORPUS = Path(__file__).parents[1] / "bench/ocr_corpus"
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def test_small_words_of_a_150_dpi_scan_are_read_as_words(tmp_path: Path) -> None:
+    with Image.open(CORPUS / "phototest.tif") as image:
+        gray = image.convert("L")
+    half = gray.resize((gray.width // 2, gray.height // 2), Image.Resampling.BOX)
+    half.save(tmp_path / "phototest_150dpi.png")
+    meta, data = read_meta(tmp_path / "phototest_150dpi.png", tmp_path, "default", ["all-staff"])
+    read = words(" ".join(block.text for block in parse_document(meta, data).blocks))
+    truth = words((CORPUS / "phototest.txt").read_text("utf-8"))
+    found = sum(min(read.count(word), truth.count(word)) for word in set(truth))
+    assert found >= 0.9 * len(truth), read
+    assert "the quick brown dog jumped over the" in " ".join(read)
+
+
+def test_chinese_lines_are_read_by_pp_ocrv4_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PP-OCRv6 reads "行政部  2025年2月20日" (a wide gap) as "行政部202 5年2 月20日": a line with a
+    Chinese character keeps PP-OCRv4's reading, the same as where PP-OCRv6 is not installed."""
+    image = np.asarray(page_image(NOTICE, width_px=900).convert("RGB"))[:, :, ::-1].copy()
+    both = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)]
+    assert ocr._recognizer(), "the rapidocr wheel with PP-OCRv6 is a dependency"
+    monkeypatch.setattr(ocr, "REC_MODEL", "no-such-model.onnx")  # as where it is not installed
+    assert ocr._recognizer() == {}
+    older = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)]
+    assert both == older
+    assert both[:4] == NOTICE[:4] and "行政部2025年2月20日" in both[4].replace(" ", "")
+    assert "202 5" not in both[4]
