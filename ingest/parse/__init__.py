@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from ingest.scopes import TenantTree
 
 # 0.6: web page parts by kind, OCR table rows, deck footers, EPUB pictures, chart numbers,
-# WPS cell pictures
-PARSER_VERSION = "kbflow-parse@0.6"
+# WPS cell pictures; 0.7: Latin OCR lines read by PP-OCRv6, tables in Office pictures by rows,
+# spanning title rows as captions, mail after </html>, UTF-16 mails, encoded .msg senders
+PARSER_VERSION = "kbflow-parse@0.7"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
