@@ -86,6 +86,7 @@ class Pictures:
                  if line.confidence >= MIN_CONFIDENCE and (text := normalize(line.text))]
         self.confidences += [line.confidence or 0.0 for line in lines]
         return _ocr_blocks(lines)
+
     def _vector(self, blob: bytes, page: int) -> Block | None:
         """An EMF or WMF picture's text, as drawn (no OCR, so no confidence), within the
         document's budget of records (a file of many huge drawings costs seconds, not hours)."""
