@@ -358,3 +358,7 @@ def test_a_mail_saved_as_utf16_is_read_whole(tmp_path: Path) -> None:
     big = tmp_path / "big.eml"
     big.write_bytes(real.read_bytes().decode("utf-16-le").encode("utf-16-be"))
     assert text_of(parse(big)) == text
+    nuls = tmp_path / "nuls.eml"  # NULs everywhere look like UTF-16 and are still no mail
+    nuls.write_bytes(b"\x00" * 4096)
+    with pytest.raises(ParseError, match="not an e-mail message"):
+        parse(nuls)
