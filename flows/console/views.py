@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ingest.chunk import ChunkRow, describe
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import ChunkTrace, DocumentRecord, RunRecord
+from ingest.manifest.records import ChunkTrace, DocumentRecord, RunRecord
 from ingest.models import Chunk, ChunkKind, SearchFilter, State
 
 MAX_LISTED = 2000  # versions one documents page lists (the counts cover all of them)
