@@ -262,9 +262,12 @@ def _ocr(image: dict[str, object]) -> str:
 def split(wanted: list[str], rendered: str, squeeze: Squeeze,
           not_text: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
     """The phrases the rendering shows, and the ones it does not or that are `not_text`
-    (the exclusions)."""
-    shown = squeeze(rendered)
-    kept = [p for p in wanted if squeeze(p) in shown and p not in (not_text or {})]
+    (the exclusions). A phrase is matched within one part (the pages' text, a picture's),
+    not across two: squeezed, a page ending "worksheet" and a picture's "1 2 3 4" would
+    show "Sheet1"."""
+    shown = [squeeze(part) for part in rendered.split(_PART)]
+    kept = [p for p in wanted if any(squeeze(p) in part for part in shown)
+            and p not in (not_text or {})]
     return kept, [p for p in wanted if p not in kept]
 
 

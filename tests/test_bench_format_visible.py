@@ -83,6 +83,8 @@ def test_a_picture_inside_a_file_is_judged_by_what_a_person_reads_in_it(
     shown = format_visible.rendered_texts([("c", path)])[path] or ""
     assert format_visible.split(wanted, shown, squeeze) == (
         ["approved the travel policy", "ANNUAL 4821 BUDGET"], ["QUARTERLY 4821"])
+    # a phrase is not matched across the page's text and the picture's
+    assert format_visible.split(["policy on Monday ANNUAL"], shown, squeeze)[0] == []
     assert "picture " not in shown and capsys.readouterr().out == ""
 
 
