@@ -107,7 +107,7 @@ def _print_last_run(last: RunRecord | None) -> None:
 
 
 def chunks(args: argparse.Namespace, settings: Settings) -> int:
-    from ingest.chunk import describe
+    from ingest.chunk.describe import describe
     from ingest.embed import TokenCounter
     from ingest.manifest import ManifestStore
 

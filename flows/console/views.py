@@ -16,7 +16,7 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
-from ingest.chunk import ChunkRow, describe
+from ingest.chunk.describe import ChunkRow, describe
 from ingest.manifest import ManifestStore
 from ingest.manifest.records import ChunkTrace, DocumentRecord, RunRecord
 from ingest.models import Chunk, ChunkKind, SearchFilter, State
