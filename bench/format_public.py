@@ -441,7 +441,7 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
 
     entries = [e for e in files() if not only or e[0] in only]
     texts = tika_texts([t for c, p, _ in entries if (t := _tika_input(c, p))], jar)
-    rendered = format_visible.rendered_texts((c, p) for c, p, _ in entries)
+    rendered = format_visible.rendered_texts(((c, p) for c, p, _ in entries), jar)
     results = []
     for collection, path, held_out in entries:
         source = reference(collection, path, texts)
@@ -461,8 +461,9 @@ def run(jar: Path, only: list[str] | None = None) -> list[FileResult]:
         if status == "ok" and not indexed:  # READY, and no chunk holds a letter or digit
             status = "ready-with-nothing"
         shown = rendered.get(path)
-        kept, excluded = (wanted, []) if shown is None else format_visible.split(
-            wanted, shown, squeeze, format_visible.not_text(collection, path))
+        kept, excluded = format_visible.split(  # not rendered: all but `not_text`
+            wanted, source if shown is None else shown, squeeze,
+            format_visible.not_text(collection, path))
         if status.startswith("failed") and not squeeze(source if shown is None else shown):
             status = "no text: " + status.removeprefix("failed: ")
         results.append(FileResult(

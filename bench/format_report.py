@@ -52,8 +52,10 @@ def report(results: list[FileResult]) -> str:
              "plain text (OFD: its raw TextCodes; web pages: of readability's expected main "
              "content; chardet's text: decoded as declared); `python -m bench.format_public`. "
              "Visible: of an office file's phrases, those LibreOffice's rendering shows "
-             "(bench/format_visible.py), of a picture's those a person's transcription holds "
-             "(other formats keep all theirs). No text: failed, and "
+             "(bench/format_visible.py), of a picture's those a person's transcription holds, "
+             "pictures inside office, EPUB and mail files included; Tika's own labels that the "
+             "file's application does not show are left out (other formats keep all their "
+             "phrases). No text: failed, and "
              "neither the rendering (office files) nor the reference holds a letter or digit.",
              "",
              "| format | files | phrases | recall | held-out recall | visible phrases "

@@ -29,6 +29,15 @@ picture is visible when the transcription holds it; each one left out is listed 
 with what the picture shows there. The same file lists, with a reason, phrases of office files
 that are Tesseract's reading of a photograph holding no text a person reads as such (a Greek
 manuscript read as English); those are left out although the rendering's OCR shows them too.
+
+Pictures inside files: Tika OCRs them with Tesseract too, and so does the rendering, so its
+misreads would count as kbflow's misses there as well. Each such picture read by a person is in
+`READ_BY_HAND`'s `in_files`, under its file and its key: for a rendered office file the SHA-256
+of the picture's pixels as the rendering holds them (the cache keeps each picture's Tesseract
+text under that key), whose transcription replaces Tesseract's; for EPUB and mail, which are not
+rendered, the picture's name in the file, and the reference is Tika's text without its OCR
+blocks plus the file's transcriptions. Tika's own labels that the file's application does not
+show (`TOOL_LABELS`, Tika's "Recipients" in a .msg's header) are left out like `not_text`.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +58,7 @@ import pymupdf
 
 BENCH = Path(__file__).parent
 CACHE = BENCH / ".cache"
-RENDERED = CACHE / "rendered"
+RENDERED = CACHE / "rendered_v2"  # v2: each picture's OCR kept under its key
 XHTML_CACHE = CACHE / "tika_xhtml"
 EXCLUDED = BENCH / "format_visible_excluded.md"
 READ_BY_HAND = BENCH / "format_visible_read.json"
@@ -73,9 +82,14 @@ _KINDS = {"package-entry": "embedded object", "embedded": "embedded object",
           "outside": "header/footer/shape", "slide-notes": "notes", "notes": "notes",
           "notes-content": "notes", "note": "notes", "slide-master-content": "master slide",
           "comment": "comment", "annotation": "comment"}
-BODY, HEAD, UNPLACED = "body", "metadata title", "unplaced"
+BODY, HEAD, OCR, UNPLACED = "body", "metadata title", "picture OCR", "unplaced"
 TIMEOUT_S = 600
 MIN_PICTURE_PX = 16  # pictures smaller on a side (rules, bullets) are not read
+_PART, _PICTURE = "\n\f\n", "picture "  # a cached part: "picture <key>\n<Tesseract's text>"
+# Tika's labels that the application showing the file does not, by suffix, with the reason
+TOOL_LABELS = {".msg": {"Recipients": (
+    "Tika's own label for the recipients' addresses in its mail header list (From, To, "
+    "Recipients); Outlook shows To:/Cc: and the names, nowhere 'Recipients'")}}
 Squeeze = Callable[[str], str]  # the bench's normalisation (bench.format_public.squeeze)
 
 
@@ -83,20 +97,57 @@ def is_office(path: Path) -> bool:
     return path.suffix.lower() in EXPORTS
 
 
-def rendered_texts(entries: Iterable[tuple[str, Path]]) -> dict[Path, str | None]:
+def rendered_texts(entries: Iterable[tuple[str, Path]], jar: Path | None = None
+                   ) -> dict[Path, str | None]:
     """LibreOffice's rendering of each office file as text, from the committed cache; the
     missing or stale ones are rendered now (one LibreOffice run per export filter). None
     where LibreOffice gave no PDF (then the file keeps Tika's phrases). A picture read by hand
-    gets its transcription instead."""
+    gets its transcription instead, and so do pictures inside files (with Tika's `jar`, those
+    of EPUB and mail too)."""
     entries = list(entries)
     office = [(c, p) for c, p in entries if is_office(p)]
     stale = [(c, p) for c, p in office if _cached(_rendered_path(c, p), p) is None]
     for export in sorted({EXPORTS[p.suffix.lower()] for _, p in stale}):
         _render([(c, p) for c, p in stale if EXPORTS[p.suffix.lower()] == export], export)
-    pictures = _read_by_hand()["pictures"]
-    return {**{p: _cached(_rendered_path(c, p), p) for c, p in office},
-            **{p: "\n".join(read["lines"])
-               for c, p in entries if (read := pictures.get(f"{c}/{p.name}"))}}
+    read = _read_by_hand()
+    inside = read.get("in_files", {})
+    texts: dict[Path, str | None] = {}
+    for c, p in office:
+        cached = _cached(_rendered_path(c, p), p)
+        texts[p] = None if cached is None else with_readings(
+            cached, inside.get(f"{c}/{p.name}", {}), f"{c}/{p.name}")
+    unrendered = [p for c, p in entries if not is_office(p) and f"{c}/{p.name}" in inside]
+    xhtml = tika_xhtml(unrendered, jar) if jar and unrendered else {}
+    texts.update({p: without_ocr(xhtml[p]) + _PART + "\n".join(
+        line for picture in inside[f"{c}/{p.name}"].values() for line in picture["lines"])
+        for c, p in entries if p in xhtml})
+    texts.update({p: "\n".join(entry["lines"])
+                  for c, p in entries if (entry := read["pictures"].get(f"{c}/{p.name}"))})
+    return texts
+
+
+def with_readings(text: str, readings: Mapping[str, Mapping[str, Any]], file: str) -> str:
+    """A cached rendering's text with each picture's Tesseract text replaced by a person's
+    transcription where `readings` (the file's `in_files` entry) has one; a picture with text
+    that nobody read keeps Tesseract's, and is named so that it gets read."""
+    parts = []
+    for part in text.split(_PART):
+        if part.startswith(_PICTURE):
+            key, _, ocr = part.removeprefix(_PICTURE).partition("\n")
+            if key in readings:
+                part = "\n".join(readings[key]["lines"])
+            else:
+                part = ocr
+                if any(c.isalnum() for c in ocr):
+                    print(f"{file}: picture {key} not read by a person", flush=True)
+        if part.strip():
+            parts.append(part)
+    return _PART.join(parts)
+
+
+def without_ocr(xhtml: str) -> str:
+    """Tika's text of a file, in order, less its pictures' OCR (the XHTML's `ocr` blocks)."""
+    return "\n".join(text for kind, text in _pieces(xhtml) if kind != OCR)
 
 
 def _read_by_hand() -> dict[str, dict[str, Any]]:
@@ -108,8 +159,12 @@ def _read_by_hand() -> dict[str, dict[str, Any]]:
 
 def not_text(collection: str, path: Path) -> dict[str, str]:
     """Phrases of a file that are not text a person sees, each with the reason."""
-    found: dict[str, str] = _read_by_hand()["not_text"].get(f"{collection}/{path.name}", {})
-    return found
+    return _not_text(f"{collection}/{path.name}")
+
+
+def _not_text(file: str) -> dict[str, str]:
+    listed: dict[str, str] = _read_by_hand()["not_text"].get(file, {})
+    return {**TOOL_LABELS.get(Path(file).suffix.lower(), {}), **listed}
 
 
 def _rendered_path(collection: str, path: Path) -> Path:
@@ -160,18 +215,24 @@ def _render(entries: list[tuple[str, Path]], export: str) -> None:
 def pdf_text(pdf: Path) -> str:
     """Every page's text in stream order, then again in position order (rows of a sheet
     rendered as separate cells can come in either), then the text of each picture the
-    rendering shows, read by Tesseract as Tika reads pictures (English): a phrase matches in
-    one or another."""
+    rendering shows, read by Tesseract as Tika reads pictures (English), under the picture's
+    key (`picture_key`): a phrase matches in one or another."""
     with pymupdf.open(pdf) as document:
         pages = list(document)
         stream = "".join(page.get_text() for page in pages)
         ordered = "".join(page.get_text(sort=True) for page in pages)
         pictures = {xref: (width, height) for page in pages
                     for xref, _, width, height, *_ in page.get_images(full=True)}
-        ocr = [_ocr(document.extract_image(xref)) for xref, (width, height) in
+        ocr = [f"{_PICTURE}{picture_key(pymupdf.Pixmap(document, xref))}\n"
+               + _ocr(document.extract_image(xref)) for xref, (width, height) in
                sorted(pictures.items()) if min(width, height) >= MIN_PICTURE_PX]
-    texts = [stream] + ([ordered] if ordered != stream else []) + [t for t in ocr if t.strip()]
-    return "\n\f\n".join(texts)
+    return _PART.join([stream] + ([ordered] if ordered != stream else []) + ocr)
+
+
+def picture_key(pixels: pymupdf.Pixmap) -> str:
+    """A picture's key in `in_files`: the SHA-256 of its pixels (16 hex digits), the same
+    whichever way the PDF compresses them."""
+    return hashlib.sha256(pixels.samples).hexdigest()[:16]
 
 
 def sheet_cells(html: Path) -> str:
@@ -201,9 +262,12 @@ def _ocr(image: dict[str, object]) -> str:
 def split(wanted: list[str], rendered: str, squeeze: Squeeze,
           not_text: Mapping[str, str] | None = None) -> tuple[list[str], list[str]]:
     """The phrases the rendering shows, and the ones it does not or that are `not_text`
-    (the exclusions)."""
-    shown = squeeze(rendered)
-    kept = [p for p in wanted if squeeze(p) in shown and p not in (not_text or {})]
+    (the exclusions). A phrase is matched within one part (the pages' text, a picture's),
+    not across two: squeezed, a page ending "worksheet" and a picture's "1 2 3 4" would
+    show "Sheet1"."""
+    shown = [squeeze(part) for part in rendered.split(_PART)]
+    kept = [p for p in wanted if any(squeeze(p) in part for part in shown)
+            and p not in (not_text or {})]
     return kept, [p for p in wanted if p not in kept]
 
 
@@ -231,21 +295,28 @@ def _xhtml_path(path: Path) -> Path:
 
 def kinds(xhtml: str, squeeze: Squeeze) -> dict[str, str]:
     """Tika's XHTML text by where it sits (_KINDS, the head's title, body), each squeezed."""
+    parts: dict[str, list[str]] = {}
+    for kind, text in _pieces(xhtml):
+        parts.setdefault(kind, []).append(text)
+    return {kind: squeeze(" ".join(texts)) for kind, texts in parts.items()}
+
+
+def _pieces(xhtml: str) -> Iterator[tuple[str, str]]:
+    """Tika's XHTML text in document order, each piece with where it sits."""
     if not xhtml.strip():
-        return {}
+        return
     root = etree.fromstring(xhtml.encode("utf-8"), etree.XMLParser(
         recover=True, resolve_entities=False, no_network=True, huge_tree=True))
     if root is None:
-        return {}
-    parts: dict[str, list[str]] = {}
-    for element in root.iter():
+        return
+    for event, element in etree.iterwalk(root, events=("start", "end")):
         if not isinstance(element.tag, str):
             continue
-        # an element's text sits in its place, its tail in its parent's
-        for text, owner in ((element.text, element), (element.tail, element.getparent())):
-            if text:
-                parts.setdefault(_kind(owner), []).append(text)
-    return {kind: squeeze(" ".join(texts)) for kind, texts in parts.items()}
+        # an element's text sits in its place, its tail (after its end) in its parent's
+        text, owner = ((element.text, element) if event == "start"
+                       else (element.tail, element.getparent()))
+        if text:
+            yield _kind(owner), text
 
 
 def _kind(element: etree._Element | None) -> str:
@@ -304,7 +375,7 @@ def write_excluded(rows: list[tuple[str, str, bool, str]],
     by hand, what a person reads there) and kbflow's recall. A run of `only` some collections
     rewrites their rows and keeps the others'."""
     by_hand = _read_by_hand()
-    notes = {file: {**by_hand["readings"].get(file, {}), **by_hand["not_text"].get(file, {})}
+    notes = {file: {**by_hand["readings"].get(file, {}), **_not_text(file)}
              for file in {file for file, *_ in rows}}
     old = EXCLUDED.read_text("utf-8").splitlines() if only and EXCLUDED.exists() else []
     kept = [line for line in old if line.startswith("| ") and "/" in (file := _row_file(line))

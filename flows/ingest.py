@@ -30,7 +30,7 @@ from ingest.chunk.context import situate
 from ingest.config import Settings
 from ingest.embed import Embedder, Embedding, TokenCounter
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.models import Chunk, ParsedDocument, StoreRole
 from ingest.parse import ParsePool
 from ingest.parse.folder_meta import FOLDER_META_NAME

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import docx
 import openpyxl
+import pymupdf
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -58,6 +59,33 @@ def test_the_rendering_shows_text_and_pictures_not_hidden_text_or_the_title(
     assert format_visible.rendered_texts([("c", path)])[path] == shown
     path.write_bytes(path.read_bytes() + b"\0")
     assert format_visible._cached(format_visible._rendered_path("c", path), path) is None
+
+
+@needs_tools
+def test_a_picture_inside_a_file_is_judged_by_what_a_person_reads_in_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "cache" / "rendered")
+    path = word_file(tmp_path)
+    wanted = ["approved the travel policy", "QUARTERLY 4821", "ANNUAL 4821 BUDGET"]
+    # nobody read the banner: Tesseract's reading of it stands, and the run names it
+    tesseract = format_visible.rendered_texts([("c", path)])[path] or ""
+    key = format_visible.picture_key(pymupdf.Pixmap(str(tmp_path / "banner.png")))
+    assert f"c/policy.docx: picture {key} not read by a person" in capsys.readouterr().out
+    assert format_visible.split(wanted, tesseract, squeeze)[0] == wanted[:2]
+    # read by a person (here, on purpose, otherwise than Tesseract): the reading stands
+    # instead, keyed by the picture's pixels whichever way the PDF stores them
+    read = {"pictures": {}, "readings": {}, "not_text": {}, "in_files": {"c/policy.docx": {
+        key: {"lines": ["ANNUAL 4821 BUDGET"], "note": "a banner"}}}}
+    (tmp_path / "read.json").write_text(json.dumps(read), "utf-8")
+    monkeypatch.setattr(format_visible, "READ_BY_HAND", tmp_path / "read.json")
+    shown = format_visible.rendered_texts([("c", path)])[path] or ""
+    assert format_visible.split(wanted, shown, squeeze) == (
+        ["approved the travel policy", "ANNUAL 4821 BUDGET"], ["QUARTERLY 4821"])
+    # a phrase is not matched across the page's text and the picture's
+    assert format_visible.split(["policy on Monday ANNUAL"], shown, squeeze)[0] == []
+    assert "picture " not in shown and capsys.readouterr().out == ""
 
 
 @needs_tools
@@ -118,6 +146,39 @@ def test_the_exclusion_table_counts_by_format_and_place() -> None:
     assert table[4].startswith("| **all** | 4 | 1 | 1 | 2 |") and table[4].endswith("| 2 |")
 
 
+MAIL_XHTML = """<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Quarterly figures</title>
+</head><body><dl><dt>From</dt><dd>Li Wei</dd><dt>Recipients</dt><dd>li@example.com</dd></dl>
+<p>See the scan attached.</p><div class="package-entry"><h1>scan.png</h1>
+<div class="ocr">Qnarterly tota1s 4821</div>Signed off by finance.</div></body></html>"""
+
+
+def test_a_mail_keeps_tikas_text_less_its_ocr_plus_what_a_person_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert format_visible.without_ocr(MAIL_XHTML).split() == [
+        "Quarterly", "figures", "From", "Li", "Wei", "Recipients", "li@example.com", "See",
+        "the", "scan", "attached.", "scan.png", "Signed", "off", "by", "finance."]
+    mail = tmp_path / "report.msg"
+    mail.write_bytes(b"a mail")
+    monkeypatch.setattr(format_visible, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(format_visible, "XHTML_CACHE", tmp_path / "cache" / "xhtml")
+    format_visible._store(format_visible._xhtml_path(mail), mail, MAIL_XHTML)  # as Tika gave it
+    read = {"pictures": {}, "readings": {}, "not_text": {}, "in_files": {"c/report.msg": {
+        "scan.png": {"lines": ["Quarterly totals 4821"], "note": "a scanned table"}}}}
+    (tmp_path / "read.json").write_text(json.dumps(read), "utf-8")
+    monkeypatch.setattr(format_visible, "READ_BY_HAND", tmp_path / "read.json")
+    shown = format_visible.rendered_texts([("c", mail)], tmp_path / "tika.jar")[mail] or ""
+    wanted = ["Quarterly figures", "Quarterly totals 4821", "Qnarterly tota1s 4821",
+              "Signed off by finance", "Recipients"]
+    kept, excluded = format_visible.split(wanted, shown, squeeze,
+                                          format_visible.not_text("c", mail))
+    # Tika's Recipients label is not in the mail Outlook shows; a .eml has no such label
+    assert kept == ["Quarterly figures", "Quarterly totals 4821", "Signed off by finance"]
+    assert excluded == ["Qnarterly tota1s 4821", "Recipients"]
+    assert "Recipients" not in format_visible.not_text("c", tmp_path / "report.eml")
+    # without Tika's jar (or an entry) the file is not judged here: it keeps all its phrases
+    assert mail not in format_visible.rendered_texts([("c", mail)])
+
+
 def by_hand(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read-by-hand file like bench/format_visible_read.json, and the audit file, in `folder`."""
     read = {"pictures": {"c/scan.jpg": {"lines": ["Invoice #: 123", "油脂分泌过多、外油内干"]}},
@@ -175,5 +236,8 @@ def test_every_picture_of_the_bench_is_read_by_hand_and_every_entry_names_a_file
     assert pictures and pictures <= set(read["pictures"]) and all(  # and scanned pages
         (corpus / name).is_file() for name in read["pictures"])
     assert all(entry["lines"] and entry["note"] for entry in read["pictures"].values())
-    named = set(read["readings"]) | set(read["not_text"])
+    named = set(read["readings"]) | set(read["not_text"]) | set(read["in_files"])
     assert all((corpus / name).is_file() for name in named)
+    inside = [entry for pictures in read["in_files"].values() for entry in pictures.values()]
+    assert inside and all(isinstance(entry["lines"], list) and entry["note"] and entry["where"]
+                          for entry in inside)

@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 from tests_support import SAMPLE_DOCS
 
-from ingest.chunk import (
-    ChunkParams,
-    chunk_document,
-    chunk_params,
-    describe,
-    over_budget,
-)
+from ingest.chunk import ChunkParams, chunk_document, chunk_params, over_budget
+from ingest.chunk.describe import describe
 from ingest.config import Settings
 from ingest.diff import diff_chunks, published
 from ingest.embed import DEFAULT_MODEL, TokenCounter

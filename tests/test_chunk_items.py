@@ -87,7 +87,7 @@ def test_an_article_reference_to_an_amendment_finds_the_item(tmp_path) -> None:
 
 
 def test_a_notice_and_a_decision_with_articles_chunk_as_before(tmp_path, monkeypatch) -> None:
-    import ingest.chunk
+    import ingest.chunk.units
 
     files = {"高温津贴.md": NOTICE, "决定.md": DECISION}
 
@@ -96,7 +96,7 @@ def test_a_notice_and_a_decision_with_articles_chunk_as_before(tmp_path, monkeyp
                 for name, t in files.items()}
 
     now = chunked()
-    monkeypatch.setattr(ingest.chunk, "item_clauses", lambda blocks, title: {})
+    monkeypatch.setattr(ingest.chunk.units, "item_clauses", lambda blocks, title: {})
     assert now == chunked()
     assert all(c["clause_no"] is None for c in now["高温津贴.md"])
     assert [c["clause_no"] for c in now["决定.md"] if c["clause_no"]] == ["第一条", "第二条"]

@@ -21,7 +21,7 @@ from flows.webhook.events import ChangeEvent
 from flows.webhook.outbox import EventStore
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.models import ChunkKind, SearchFilter, State
 from ingest.scopes import TenantTree
 

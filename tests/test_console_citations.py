@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page
 
 from ingest.config import Settings
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.models import Chunk
 from ingest.search.citations import citations_for
 

@@ -13,7 +13,7 @@ from PIL import Image
 
 from flows.console.pages import MAX_HEIGHT, MAX_WIDTH, NoPage, page_png
 from ingest.config import Settings
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 
 
 def record(path: Path, root: Path) -> DocumentRecord:

@@ -114,7 +114,7 @@ def test_a_repeal_without_the_company_name_links_to_the_prefixed_title() -> None
 
 
 def test_status_shows_the_organisation_name_a_link_left_out(capsys) -> None:
-    from flows.cli import _print_inferred_versions
+    from flows.cli.reads import _print_inferred_versions
 
     old = candidate("hr/old.md", "宏远集团员工加班管理规定", "生效日期：2022年3月1日")
     new = candidate("hr/new.md", "宏远集团员工加班与调休管理办法",
@@ -256,7 +256,7 @@ def test_a_correction_of_a_title_holding_a_year_is_its_newer_version() -> None:
 
 
 def test_status_says_a_superseded_version_is_in_force_on_no_day(capsys) -> None:
-    from flows.cli import _print_inferred_versions
+    from flows.cli.reads import _print_inferred_versions
 
     identity = facts("关于发放2026年夏季高温津贴的通知", "每人每月300元。").model_copy(
         update={"inferred": True})

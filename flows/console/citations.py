@@ -16,7 +16,7 @@ from flows.console import views
 from ingest.config import Settings
 from ingest.graph.normalize import canonical
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.models import SearchFilter
 from ingest.search.citations import CitedTarget, CitingDocument, citations_for
 

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from ingest.config import Settings
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.parse.roots import OutsideRoots, resolve_under
 
 MAX_WIDTH = 900  # pixels: a laptop screen's column

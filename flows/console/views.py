@@ -16,9 +16,9 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
-from ingest.chunk import ChunkRow, describe
+from ingest.chunk.describe import ChunkRow, describe
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import ChunkTrace, DocumentRecord, RunRecord
+from ingest.manifest.records import ChunkTrace, DocumentRecord, RunRecord
 from ingest.models import Chunk, ChunkKind, SearchFilter, State
 
 MAX_LISTED = 2000  # versions one documents page lists (the counts cover all of them)

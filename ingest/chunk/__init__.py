@@ -22,44 +22,28 @@ they are usually far over the model's token limit, so a vector would describe on
 head of them, and their children already put every sentence in the vector index. They are stored
 in the manifest and the lexical store, so a hit on a child can be widened to its clause or
 section when an answer is assembled.
+
+units.py reads the structure (blocks into units under their headings), this module builds the
+chunks from the units, describe.py says where each boundary is and why (`kbflow chunks`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import xxhash
 from pydantic import BaseModel, ConfigDict
 
-from ingest.chunk.items import item_clauses
-from ingest.chunk.split import CountTokens, Line, Seg, Splitter, piece_text
+from ingest.chunk.split import CountTokens, Seg, Splitter, piece_text
+from ingest.chunk.units import Heading, Unit, document_units
 from ingest.config import Settings
-from ingest.models import (
-    Block,
-    BlockKind,
-    Chunk,
-    ChunkKind,
-    ParsedDocument,
-    Region,
-    embed_text,
-)
-from ingest.text import (
-    ARTICLE,
-    CHAPTER,
-    DECIMAL,
-    PART,
-    SECTION,
-    TOP_NUMBER,
-    content_hash,
-    estimate_tokens,
-)
+from ingest.models import Chunk, ChunkKind, ParsedDocument, Region, embed_text
+from ingest.text import content_hash, estimate_tokens
 
 log = logging.getLogger(__name__)
 
 CHUNKER_VERSION = "kbflow-chunk@0.4"  # 0.4: a heading that heads nothing is chunked as text
-_SHORT_HEADING = 40  # a numbered line this short without a full stop is a heading, not a clause
 
 
 class ChunkParams(BaseModel):
@@ -117,196 +101,9 @@ def chunk_document(doc: ParsedDocument, params: ChunkParams | None = None,
     params = params or ChunkParams()
     limit = min(params.token_cap, max_tokens or params.token_cap)
     builder = _Builder(doc, params, count_tokens, limit, max_tokens or limit)
-    for unit in _units(doc):
+    for unit in document_units(doc):
         builder.add(unit)
     return builder.finish()
-
-
-# ---- structure: blocks → units ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Heading:
-    level: int
-    label: str  # the number ("第二章", "4.2") or, without one, the heading text
-    line: Line
-    path: str  # the labels from the top down, "~n" added where an earlier section had them
-
-    @property
-    def text(self) -> str:
-        return self.line.text
-
-
-@dataclass
-class _Unit:
-    """Consecutive lines that belong together (one clause, a paragraph run, a table row)."""
-
-    kind: ChunkKind
-    headings: tuple[_Heading, ...]
-    clause_no: str | None
-    path: str
-    lines: list[Line] = field(default_factory=list)
-    table: _Unit | None = None  # a row's table: the table's parent unit
-
-    @property
-    def text(self) -> str:
-        return "\n".join(line.text for line in self.lines)
-
-
-def _heading_level(block: Block, title: str) -> int | None:
-    text = block.text
-    if ARTICLE.match(text):
-        return None
-    short = len(text) <= _SHORT_HEADING and "。" not in text and text[-1] not in ":：;；,，"
-    for level, pattern in ((1, PART), (2, CHAPTER), (3, SECTION)):
-        if pattern.match(text) and short:
-            return level
-    number = DECIMAL.match(text) or TOP_NUMBER.match(text)
-    if number and short:
-        return number.group(1).count(".") + 1
-    if block.kind == BlockKind.HEADING and text.strip("《》 ") != title:
-        return block.level or 1
-    return None
-
-
-def _label(text: str) -> str:
-    for pattern in (PART, CHAPTER, SECTION, ARTICLE, DECIMAL, TOP_NUMBER):
-        match = pattern.match(text)
-        if match:
-            return match.group(1) if pattern.groups else match.group(0)
-    return text
-
-
-def _clause_no(text: str) -> str | None:
-    match = ARTICLE.match(text) or DECIMAL.match(text) or TOP_NUMBER.match(text)
-    return match.group(1) if match else None
-
-
-def _is_list_item(block: Block, current: _Unit | None) -> bool:
-    """"1. …" inside a clause is one of its list items, not a clause or a heading: always inside
-    第X条; inside "4.2" when it is item 1 or follows item n-1 (else it is the next chapter)."""
-    match = TOP_NUMBER.match(block.text)
-    if (match is None or current is None or current.kind != ChunkKind.CLAUSE
-            or block.kind != BlockKind.PARAGRAPH):
-        return False
-    number = int(match.group(1))
-    if ARTICLE.match(current.clause_no or ""):
-        return True
-    previous = TOP_NUMBER.match(current.lines[-1].text) if len(current.lines) > 1 else None
-    return "." in (current.clause_no or "") and (
-        number == 1 or (previous is not None and int(previous.group(1)) == number - 1)
-    )
-
-
-def _base(section: tuple[_Heading, ...]) -> str:
-    return section[-1].path if section else ""
-
-
-def _units(doc: ParsedDocument) -> list[_Unit]:
-    title = doc.meta.title
-    headings: list[_Heading] = []
-    sections: dict[str, int] = {}  # section path → how many sections had it
-    units: list[_Unit] = []
-    current: _Unit | None = None
-    table: _Unit | None = None
-    items = item_clauses(doc.blocks, title)  # an amendment's 一、二、…: its clauses (items.py)
-    for i, (block, start) in enumerate(_starts(doc.blocks)):
-        line = Line(block.text, block.page, start)
-        item = items.get(i)
-        if block.text.strip("《》 ") == title:
-            continue  # the title is in every prefix already
-        if block.kind == BlockKind.TABLE:
-            # The whole table (Markdown) is a parent for reading; its rows follow as TABLE_ROW
-            # blocks and point at it.
-            section = tuple(headings)
-            base = _base(section)
-            table = _Unit(ChunkKind.PARENT, section, None, f"{base}/table", [line])
-            units.append(table)
-            current = None
-            continue
-        list_item = item is None and _is_list_item(block, current)
-        is_row = block.kind == BlockKind.TABLE_ROW
-        level = None if is_row or list_item or item else _heading_level(block, title)
-        if level is not None:
-            units += _headed_nothing(headings, level, units)
-            headings = [h for h in headings if h.level < level]
-            label = _label(block.text)
-            path = f"{headings[-1].path}/{label}" if headings else label
-            n = sections[path] = sections.get(path, 0) + 1
-            headings.append(_Heading(level, label, line, path if n == 1 else f"{path}~{n}"))
-            current = None
-            continue
-        clause_no = item or (None if is_row or list_item else _clause_no(block.text))
-        if (current is not None and clause_no is None and not is_row
-                and current.kind != ChunkKind.TABLE_ROW):
-            current.lines.append(line)  # a list item or paragraph (款) of the unit before
-            continue
-        section = tuple(headings)
-        base = _base(section)
-        if not is_row:
-            table = None
-        if is_row:
-            key = "; ".join(block.text.split("; ")[:2])
-            kind, path = ChunkKind.TABLE_ROW, f"{base}/row:{key}"
-        elif clause_no and (item or ARTICLE.match(block.text)):
-            kind, path = ChunkKind.CLAUSE, clause_no  # 第X条 numbers are unique in a document
-        elif clause_no:
-            # "4.2"-style numbers are unique in a document; a bare "3" is unique within its section
-            path = clause_no if "." in clause_no else f"{base}/{clause_no}"
-            kind = ChunkKind.CLAUSE
-        else:
-            # Anchored on the unit before it in the section, not numbered: a paragraph inserted
-            # elsewhere renames nothing.
-            before = units[-1] if units and units[-1].headings == section else None
-            kind, path = ChunkKind.PARAGRAPH, f"{before.path if before else base}/¶"
-        inherited = next((h.label for h in reversed(section) if _clause_no(h.text)), None)
-        current = _Unit(kind, section, clause_no or inherited, path, [line],
-                        table=table if is_row else None)
-        units.append(current)
-    units += _headed_nothing(headings, 0, units) if units else []
-    if not units and doc.blocks:
-        # Only a title and headings (a one-line note whose line became its title, a deck of
-        # bare titles): they are the text, not labels of text elsewhere.
-        lines = [Line(b.text, b.page, start) for b, start in _starts(doc.blocks)]
-        units.append(_Unit(ChunkKind.PARAGRAPH, (), None, "/¶", lines))
-    return _unique_paths(units)
-
-
-def _headed_nothing(headings: list[_Heading], level: int, units: list[_Unit]) -> list[_Unit]:
-    """The headings that a heading of `level` closes (0: the document's end) under which no
-    unit was made: two headings in a row ("Subchapter 2.1", then "Subchapter 2.2"), list items
-    read as numbered headings ("1. List item a", "2. List item b"). Their text would be in no
-    chunk: it becomes a paragraph of the section above them, joined to the unit right before
-    it in that section."""
-    used = {h.path for unit in units for h in unit.headings}
-    made: list[_Unit] = []
-    for heading in headings:
-        if heading.level < level or heading.path in used:
-            continue
-        section = tuple(h for h in headings if h.level < heading.level)
-        last = made[-1] if made else (units[-1] if units else None)
-        if (last is not None and last.kind == ChunkKind.PARAGRAPH and last.headings == section
-                and last.lines[-1].start + len(last.lines[-1].text) + 1 == heading.line.start):
-            last.lines.append(heading.line)
-        else:
-            made.append(_Unit(ChunkKind.PARAGRAPH, section, None, f"{heading.path}/¶",
-                              [heading.line]))
-    return made
-
-
-def _starts(blocks: list[Block]) -> Iterable[tuple[Block, int]]:
-    offset = 0
-    for block in blocks:
-        yield block, offset
-        offset += len(block.text) + 1
-
-
-def _unique_paths(units: list[_Unit]) -> list[_Unit]:
-    seen: dict[str, int] = {}
-    for unit in units:
-        n = seen[unit.path] = seen.get(unit.path, 0) + 1
-        if n > 1:
-            unit.path = f"{unit.path}~{n}"
-    return units
 
 
 # ---- units → chunks ---------------------------------------------------------------------------
@@ -316,10 +113,10 @@ class _Builder:
                  limit: int, model_limit: int) -> None:
         self.doc, self.params, self.count, self.limit = doc, params, count, limit
         self.model_limit = model_limit
-        self.parents: dict[tuple[_Heading, ...], _Unit] = {}
+        self.parents: dict[tuple[Heading, ...], Unit] = {}
         self.children: list[Chunk] = []
         self.extra_parents: list[Chunk] = []
-        # Each placed block's character range (offsets as _units counts them) and region.
+        # Each placed block's character range (offsets as document_units counts them) and region.
         self.placed: list[tuple[int, int, Region]] = []
         offset = 0
         for block in doc.blocks:
@@ -328,7 +125,7 @@ class _Builder:
                 self.placed.append((offset, offset + len(block.text), region))
             offset += len(block.text) + 1
 
-    def prefix(self, headings: tuple[_Heading, ...], clause_no: str | None) -> str:
+    def prefix(self, headings: tuple[Heading, ...], clause_no: str | None) -> str:
         if not self.params.prefixes:
             return ""
         meta = self.doc.meta
@@ -338,7 +135,7 @@ class _Builder:
             parts.append(clause_no)
         return " / ".join(parts)
 
-    def add(self, unit: _Unit) -> None:
+    def add(self, unit: Unit) -> None:
         section_parent = self._parent_id(unit.headings)
         prefix = self.prefix(unit.headings, unit.clause_no)
         if unit.kind == ChunkKind.PARENT:  # a whole table: kept for reading, never split
@@ -366,7 +163,7 @@ class _Builder:
                 self._chunk(unit, f"{unit.path}#{i}", piece, prefix, parent.chunk_id)
             )
 
-    def _whole_clause(self, prefix: str, unit: _Unit, whole: list[Seg]) -> bool:
+    def _whole_clause(self, prefix: str, unit: Unit, whole: list[Seg]) -> bool:
         """A numbered Chinese clause over the budget that the model still reads whole. (Long
         English clauses stay cut: whole, their vectors drifted from Chinese questions, -0.08
         Recall@5 on the cross-lingual gold cases.)"""
@@ -378,7 +175,7 @@ class _Builder:
         return Splitter(self._budgeted(prefix, unit), self.count, self.model_limit,
                         self.params.min_tokens, self.params.overlap_sentences).fits(whole)
 
-    def _budgeted(self, prefix: str, unit: _Unit) -> str:
+    def _budgeted(self, prefix: str, unit: Unit) -> str:
         """The prefix the text is budgeted with: none when it alone fills the budget (a long
         title or heading), since no text would fit beside it; such chunks are over the budget
         and `over_budget` counts them, where pieces of one character each would be useless."""
@@ -388,28 +185,28 @@ class _Builder:
                     "there were none", self.doc.meta.doc_id, unit.path, self.limit)
         return ""
 
-    def _add_to_sections(self, unit: _Unit) -> None:
+    def _add_to_sections(self, unit: Unit) -> None:
         """Every enclosing section's parent gets the unit's lines (and nested headings)."""
-        chain: list[_Unit] = []
+        chain: list[Unit] = []
         for depth in range(1, len(unit.headings) + 1):
             section = unit.headings[:depth]
             parent = self.parents.get(section)
             if parent is None:
                 path = section[-1].path + "/§"
-                parent = self.parents[section] = _Unit(ChunkKind.PARENT, section[:-1], None, path)
+                parent = self.parents[section] = Unit(ChunkKind.PARENT, section[:-1], None, path)
                 for enclosing in [*chain, parent]:
                     enclosing.lines.append(section[-1].line)
             chain.append(parent)
         for parent in chain:
             parent.lines.extend(unit.lines)
 
-    def _parent_id(self, headings: tuple[_Heading, ...]) -> str | None:
+    def _parent_id(self, headings: tuple[Heading, ...]) -> str | None:
         if not headings:
             return None
         meta = self.doc.meta
         return chunk_id(meta.doc_id, meta.version_id, headings[-1].path + "/§")
 
-    def _chunk(self, unit: _Unit, path: str, piece: list[Seg], prefix: str, parent: str | None,
+    def _chunk(self, unit: Unit, path: str, piece: list[Seg], prefix: str, parent: str | None,
                kind: ChunkKind | None = None) -> Chunk:
         meta = self.doc.meta
         text = piece_text(piece)
@@ -443,54 +240,3 @@ class _Builder:
             for unit in self.parents.values()
         ]
         return sections + self.extra_parents + self.children
-
-
-# ---- inspection -------------------------------------------------------------------------------
-
-class ChunkRow(BaseModel):
-    """One chunk as `kbflow chunks` shows it: where its boundaries are and why."""
-
-    chunk_id: str
-    path: str
-    kind: str
-    why: str
-    clause_no: str | None
-    pages: tuple[int, int]
-    chars: tuple[int, int]
-    tokens: int
-    over_limit: bool
-    parent: str | None  # the parent's structural path
-    prefix: str
-    context: str
-    text: str
-
-
-def describe(chunks: list[Chunk], count_tokens: CountTokens, limit: int) -> list[ChunkRow]:
-    """One row per chunk in reading order, a parent before its children: where each boundary is
-    and why it is there (for `kbflow chunks`)."""
-    paths = {c.chunk_id: c.structural_path for c in chunks}
-    ordered = sorted(chunks, key=lambda c: (c.char_start, c.kind != ChunkKind.PARENT,
-                                            -c.char_end, c.structural_path))
-    rows = []
-    for c in ordered:
-        tokens = count_tokens(c.embed_text)
-        rows.append(ChunkRow(
-            chunk_id=c.chunk_id, path=c.structural_path, kind=str(c.kind), why=_why(c),
-            clause_no=c.clause_no, pages=(c.page_start, c.page_end),
-            chars=(c.char_start, c.char_end), tokens=tokens,
-            over_limit=c.kind != ChunkKind.PARENT and tokens > limit,
-            parent=paths.get(c.parent_chunk_id or ""), prefix=c.prefix, context=c.context,
-            text=c.text,
-        ))
-    return rows
-
-
-def _why(chunk: Chunk) -> str:
-    if chunk.kind == ChunkKind.PARENT:
-        if chunk.structural_path.endswith("/§"):
-            return "section parent (not embedded)"
-        return "clause over the budget, kept whole as the parent of its pieces (not embedded)"
-    if "#" in chunk.structural_path:
-        return f"piece {chunk.structural_path.rsplit('#', 1)[1]} of a clause over the budget"
-    return {ChunkKind.TABLE_ROW: "table row (never split)", ChunkKind.CLAUSE: "whole clause",
-            ChunkKind.PARAGRAPH: "paragraph run"}[chunk.kind]

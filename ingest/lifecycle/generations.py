@@ -17,7 +17,7 @@ from ingest.config import Settings
 from ingest.lifecycle import open_generation
 from ingest.lock import writer_lock
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import Generation
+from ingest.manifest.records import Generation
 
 
 def serve(settings: Settings, manifest: ManifestStore, generation: str,

@@ -23,10 +23,17 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from ingest.diff import Published, fingerprint
-from ingest.manifest.sql import Connection, DbRow, connect
+from ingest.manifest.records import (
+    ChunkTrace,
+    DocumentRecord,
+    Generation,
+    RunRecord,
+    generation_of,
+    record_of,
+    run_of,
+)
+from ingest.manifest.sql import Connection, connect
 from ingest.models import ROLE_STEPS, Chunk, DocumentIdentity, DocumentMeta, State, version_key
 
 # Forward path of a healthy version: CREATED, one state per store role (ROLE_STEPS), READY.
@@ -47,103 +54,6 @@ FILE_GONE = "source file deleted"
 
 class TransitionError(RuntimeError):
     """A state change the state machine does not allow."""
-
-
-class Generation(BaseModel):
-    generation: str
-    number: int
-    status: str  # building | serving | kept | failed | dropped
-    embedding_model: str
-    dimension: int | None
-    chunker_version: str | None
-    created_at: datetime
-    activated_at: datetime | None
-    gate_report: dict[str, Any] | None  # the publish gate's JSON report
-
-
-class DocumentRecord(BaseModel):
-    generation: str
-    doc_id: str
-    version_id: str
-    state: State
-    reason: str | None
-    title: str | None
-    source_path: str
-    source_root: str | None
-    duplicate_paths: list[str]
-    source_uri: str | None
-    file_hash: str | None
-    tenant_id: str | None
-    acl: list[str]
-    authority: str | None = None  # its declared authority level
-    effective_from: date | None
-    effective_to: date | None
-    effective_to_declared: date | None
-    parser_version: str | None
-    chunker_version: str | None
-    embedding_model: str | None
-    parse_report: dict[str, Any] | None  # the parser's JSON report
-    identity: DocumentIdentity | None = None  # inferred from the text (no sidecar ids)
-    chunk_count: int
-    attempts: int
-    last_run_id: str | None
-    updated_at: datetime
-
-    @property
-    def version_key(self) -> str:
-        return version_key(self.doc_id, self.version_id)
-
-    def meta(self) -> DocumentMeta:
-        """The metadata this version was published with (to rewrite it without its file)."""
-        return DocumentMeta(
-            doc_id=self.doc_id, version_id=self.version_id, title=self.title or "",
-            tenant_id=self.tenant_id or "", acl=self.acl, authority=self.authority,
-            source_uri=self.source_uri or "",
-            source_path=self.source_path, effective_from=self.effective_from,
-            effective_to=self.effective_to_declared, file_hash=self.file_hash or "",
-            identity=self.identity,
-        )
-
-
-class RunRecord(BaseModel):
-    """One ingest run as the manifest records it (timestamps as stored, ISO 8601 text)."""
-
-    run_id: str
-    source: str
-    generation: str | None
-    started_at: str
-    finished_at: str | None
-    summary: dict[str, Any] | None  # the run's summary (JSON); None until it finished
-
-
-class ChunkTrace(BaseModel):
-    """One generation's record of a chunk, with the run that wrote it (`kbflow trace`)."""
-
-    generation: str
-    chunk: Chunk
-    run_id: str | None
-    run_started_at: str | None
-    run_source: str | None
-    identity: DocumentIdentity | None  # how its version was recognised, if from the text
-
-
-class ManifestExport(BaseModel):
-    """The manifest as `kbflow status --json` prints it, for other tools to read; its JSON
-    Schema is manifests/export.schema.json (`python scripts/write_manifest_schema.py`)."""
-
-    generation: str | None
-    documents: list[DocumentRecord]
-    counts: dict[str, int]  # versions per state
-    last_run: RunRecord | None  # the newest finished run and its summary
-    # versions whose parse left more of their text unread than min_coverage allows
-    low_coverage: dict[str, float] = {}
-
-    @classmethod
-    def schema_text(cls) -> str:
-        """The JSON Schema document, as manifests/export.schema.json holds it."""
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-                  **cls.model_json_schema()}
-        return json.dumps(schema, ensure_ascii=False, indent=2) + "\n"
 
 
 def _now() -> str:
@@ -211,17 +121,17 @@ class ManifestStore:
 
     def generations(self) -> list[Generation]:
         rows = self._db.execute("SELECT * FROM generations ORDER BY number")
-        return [_generation(r) for r in rows]
+        return [generation_of(r) for r in rows]
 
     def get_generation(self, generation: str) -> Generation | None:
         row = self._db.execute(
             "SELECT * FROM generations WHERE generation=?", (generation,)
         ).fetchone()
-        return _generation(row) if row else None
+        return generation_of(row) if row else None
 
     def serving(self) -> Generation | None:
         row = self._db.execute("SELECT * FROM generations WHERE status='serving'").fetchone()
-        return _generation(row) if row else None
+        return generation_of(row) if row else None
 
     def create_generation(self, model: str, dimension: int | None, chunker_version: str | None,
                           *, serving: bool = False) -> Generation:
@@ -278,7 +188,7 @@ class ManifestStore:
             "SELECT * FROM documents WHERE generation=? AND doc_id=? AND version_id=?",
             (self._gen, doc_id, version_id),
         ).fetchone()
-        return _record(row) if row else None
+        return record_of(row) if row else None
 
     def documents(self, *, doc_ids: Iterable[str] | None = None,
                   source_paths: Iterable[str] | None = None,
@@ -319,7 +229,7 @@ class ManifestStore:
 
     def _select(self, sql: str, params: Sequence[object]) -> list[DocumentRecord]:
         rows = self._db.execute(sql + " ORDER BY doc_id, version_id", params)
-        return [_record(r) for r in rows]
+        return [record_of(r) for r in rows]
 
     def identified(self) -> list[DocumentRecord]:
         """Published versions whose identity was read from their text (no sidecar ids): the
@@ -510,7 +420,7 @@ class ManifestStore:
                ORDER BY CASE WHEN generation=? THEN 0 ELSE 1 END, updated_at DESC LIMIT 1""",
             (source_path, file_hash, State.TOMBSTONED, self.generation),
         ).fetchone()
-        return _record(row) if row else None
+        return record_of(row) if row else None
 
     def relocate(self, doc_id: str, version_id: str, source_path: str, source_root: str) -> None:
         """Record where an unchanged file lives now (a moved or re-checked-out folder)."""
@@ -743,35 +653,14 @@ class ManifestStore:
     def run(self, run_id: str) -> RunRecord | None:
         """One run, its summary parsed (None until it finished)."""
         row = self._db.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
-        return _run(row) if row else None
+        return run_of(row) if row else None
 
     def last_run(self) -> RunRecord | None:
         row = self._db.execute(
             "SELECT * FROM runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1"
         ).fetchone()
-        return _run(row) if row else None
+        return run_of(row) if row else None
 
 
 def _iso(value: date | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def _record(row: DbRow) -> DocumentRecord:
-    data = dict(row)
-    data["acl"] = json.loads(data["acl"] or "[]")
-    data["duplicate_paths"] = json.loads(data["duplicate_paths"] or "[]")
-    data["parse_report"] = json.loads(data["parse_report"]) if data["parse_report"] else None
-    data["identity"] = json.loads(data["identity"]) if data.get("identity") else None
-    return DocumentRecord.model_validate(data)
-
-
-def _run(row: DbRow) -> RunRecord:
-    data = dict(row)
-    data["summary"] = json.loads(data["summary"]) if data["summary"] else None
-    return RunRecord.model_validate(data)
-
-
-def _generation(row: DbRow) -> Generation:
-    data = dict(row)
-    data["gate_report"] = json.loads(data["gate_report"]) if data["gate_report"] else None
-    return Generation.model_validate(data)

@@ -18,7 +18,7 @@ from ingest.chunk import ChunkParams, chunk_document
 from ingest.config import Settings
 from ingest.embed import TokenCounter
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import DocumentRecord
+from ingest.manifest.records import DocumentRecord
 from ingest.models import Chunk, ChunkKind, DocumentMeta, ParsedDocument, State
 from ingest.parse import PARSER_VERSION, ParseError, ParseLimits, ParsePool, read_meta
 from ingest.parse.coverage import reached_chars

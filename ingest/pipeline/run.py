@@ -27,7 +27,8 @@ from ingest.graph.relink import relink
 from ingest.graph.titles import TitleIndex, base, shortened
 from ingest.lifecycle import cleanup_tombstones, open_generation
 from ingest.manifest import ManifestStore
-from ingest.manifest.store import FILE_GONE, Generation
+from ingest.manifest.records import Generation
+from ingest.manifest.store import FILE_GONE
 from ingest.models import Chunk, ChunkKind, DocumentMeta, State, Triple, version_key
 from ingest.pipeline.context import ENCODING, RunContext
 from ingest.pipeline.failures import Failure
