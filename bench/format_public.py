@@ -211,6 +211,25 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "template/config_chinese.docx", "template/reference_chart.docx",
         "template/template_notes.docx", "template/template_textbox.docx", "template/sdt.docx",
         "template/attachment.xlsx", "story/story.docx", "template/render_comment.docx")]),
+    # held-out play for scans and pictures (2026-12-05): OCRmyPDF's scanned pages (a page
+    # turned four ways, skewed, a /Rotate'd skewed scan, a book page with a drawing, a
+    # printer's scan, handwriting, a chart, a map; licences per file in its REUSE.toml),
+    # RapidOCR's photos and pictures (Chinese posters, a form, a shop sign, vertical classical
+    # Chinese, EXIF-turned and transparent pictures) and pdf.js's Chinese PDFs (GBK and
+    # Unicode CMaps, a full-width Latin title, a watermark, a CAD title block, a Hong Kong form)
+    "ocrmypdf": ("ocrmypdf/OCRmyPDF", "CC-BY-SA/GFDL/public domain (REUSE.toml)", [
+        f"tests/resources/{p}" for p in (
+            "c02-22.pdf", "cardinal.pdf", "skew.pdf", "rotated_skew.pdf", "epson.pdf",
+            "francais.pdf", "kcs.pdf", "masks.pdf", "graph.pdf", "typewriter.png", "baiona.png",
+            "crom.png")]),
+    "rapidocr": ("RapidAI/RapidOCR", "Apache-2.0", [f"python/tests/test_files/{p}" for p in (
+        "ch_en_num.jpg", "check_return_word_len.jpeg", "return_word_debug.jpg",
+        "img_exif_orientation.jpg", "white_font_color_transparent.png",
+        "black_font_color_transparent.png", "text_vertical_words.png", "test_letterbox_like.jpg",
+        "test_without_det.jpg", "text_rec.jpg", "en.jpg", "issue_170.png")]),
+    "pdfjs": ("mozilla/pdf.js", "Apache-2.0", [f"test/pdfs/{p}.pdf" for p in (
+        "XiaoBiaoSong", "SimFang-variant", "issue2128r", "issue3521", "issue8372", "issue12823",
+        "issue15340", "issue19360", "issue20489", "issue15690", "issue19182", "issue19971")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -229,7 +248,11 @@ _DECLARED = {"Big5": "big5hkscs", "SHIFT_JIS": "cp932", "UTF-16": "utf-16", "GB2
 # wrong (markitdown's tests/_test_vectors.py: charset="cp932"; Tika reads it as Windows-1252)
 DECLARED_FILES = {"test_mskanji.csv": "cp932"}
 # pictures of text in a language Tika's Tesseract call does not load: Tesseract in that language
-OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim"}
+OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim", **dict.fromkeys((  # rapidocr's Chinese pictures
+    "ch_en_num.jpg", "check_return_word_len.jpeg", "return_word_debug.jpg",
+    "img_exif_orientation.jpg", "white_font_color_transparent.png",
+    "black_font_color_transparent.png", "text_vertical_words.png", "test_letterbox_like.jpg",
+    "test_without_det.jpg", "text_rec.jpg"), "chi_sim")}
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')

@@ -129,6 +129,18 @@ def test_pdf_page_scanned_sideways_is_read_upright(tmp_path: Path) -> None:
     assert doc.report.turned_pages == [1]
 
 
+@pytest.mark.parametrize("ink", [255, 0])
+def test_text_on_a_transparent_ground_is_read_light_or_dark(tmp_path: Path, ink: int) -> None:
+    """A logo or label saved with a transparent ground: dark text is read on white as before;
+    white text (made for a dark page, RapidOCR's white_font_color_transparent.png), which on
+    white would be a blank page, is read on black."""
+    coverage = Image.eval(page_image(NOTICE), lambda v: 255 - v)  # the glyphs, anti-aliased
+    picture = Image.new("RGBA", coverage.size, (ink, ink, ink, 0))
+    picture.putalpha(coverage)
+    doc = parse(saved(picture, tmp_path / "label.png"))
+    assert_notice(doc)
+
+
 # ---- limits: refused from the header, before decoding -----------------------------------------
 
 

@@ -107,7 +107,8 @@ def _one_colour(pixels: Image.Image) -> bool:
 
 def _page_pixels(frame: Image.Image) -> Image.Image:
     """The frame as 8-bit gray or RGB: turned as its EXIF orientation says (phone photos),
-    transparency on white, 16-bit and float gray scaled down rather than clipped to white."""
+    transparency on white (on black when nothing shows on white), 16-bit and float gray scaled
+    down rather than clipped to white."""
     frame = ImageOps.exif_transpose(frame)
     if frame.mode in {"I", "F"} or frame.mode.startswith("I;16"):
         values = np.asarray(frame, dtype=np.float64)
@@ -115,7 +116,12 @@ def _page_pixels(frame: Image.Image) -> Image.Image:
         return Image.fromarray(scaled.astype(np.uint8))
     if frame.has_transparency_data:
         rgba = frame.convert("RGBA")
-        return Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
+        on_white = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba)
+        if not _one_colour(on_white.convert("RGB")):
+            return on_white.convert("RGB")
+        # light drawing on a transparent ground (a logo made for a dark page): white on white
+        # shows nothing, the dark ground a viewer gives it shows the text
+        return Image.alpha_composite(Image.new("RGBA", rgba.size, "black"), rgba).convert("RGB")
     if frame.mode in {"L", "RGB"}:
         return frame
     return frame.convert("L" if frame.mode == "1" else "RGB")
