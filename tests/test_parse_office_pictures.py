@@ -14,6 +14,7 @@ import pptx
 from docx.shared import Cm
 from openpyxl.drawing.image import Image as SheetImage
 from PIL import Image, ImageDraw, ImageFont
+from pptx.dml.color import RGBColor
 from pptx.util import Inches
 
 from ingest.models import ParsedDocument
@@ -56,6 +57,27 @@ def test_docx_picture_is_read_after_its_paragraph(tmp_path: Path) -> None:
     assert read.startswith("图片文字: ") and NOTICE in read
     assert doc.report.ocr_mean_confidence and doc.report.ocr_mean_confidence > 0.8
     assert doc.report.coverage == 1.0
+
+
+def test_pptx_white_label_on_a_transparent_ground_is_read(tmp_path: Path) -> None:
+    """A label made for a dark slide, white text on nothing (RapidOCR's
+    white_font_color_transparent.png is one): laid on white it is a blank picture, on black it
+    reads as the slide shows it."""
+    label = Image.new("RGBA", (900, 160), (255, 255, 255, 0))
+    ImageDraw.Draw(label).text((30, 40), NOTICE, font=ImageFont.truetype(FONT, 56),
+                               fill=(255, 255, 255, 255))
+    data = io.BytesIO()
+    label.save(data, "PNG")
+    data.seek(0)
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    slide.background.fill.solid()
+    slide.background.fill.fore_color.rgb = RGBColor(0x10, 0x20, 0x40)
+    slide.shapes.add_picture(data, Inches(1), Inches(2), width=Inches(6))
+    path = tmp_path / "dark.pptx"
+    deck.save(path)
+    [(_, read)] = ocr_texts(parse(path))
+    assert NOTICE in read
 
 
 def test_pptx_logo_on_every_slide_is_read_once(tmp_path: Path) -> None:

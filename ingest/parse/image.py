@@ -24,6 +24,7 @@ import pymupdf
 from PIL import Image, ImageOps, ImageSequence, UnidentifiedImageError
 
 from ingest.parse.errors import ParseError, describe_content
+from ingest.parse.ground import on_ground, one_colour
 from ingest.parse.ocr import OCR_DPI
 from ingest.parse.pdf import parse_pdf
 from ingest.parse.result import ParseLimits, ParseResult
@@ -90,19 +91,13 @@ def _as_pdf(image: Image.Image, frames: int) -> bytes:
         gray = pixels.mode == "L"
         page = pdf.new_page(width=pixels.width * 72 / OCR_DPI,
                             height=pixels.height * 72 / OCR_DPI)
-        if _one_colour(pixels):
+        if one_colour(pixels):
             continue
         pixmap = pymupdf.Pixmap(pymupdf.csGRAY if gray else pymupdf.csRGB, pixels.width,
                                 pixels.height, pixels.tobytes(), False)
         page.insert_image(page.rect, pixmap=pixmap)
     data: bytes = pdf.tobytes(deflate=True)
     return data
-
-
-def _one_colour(pixels: Image.Image) -> bool:
-    extrema = pixels.getextrema()  # (min, max) of gray; one pair per band of RGB
-    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
-    return all(low == high for low, high in bands)
 
 
 def _page_pixels(frame: Image.Image) -> Image.Image:
@@ -115,13 +110,7 @@ def _page_pixels(frame: Image.Image) -> Image.Image:
         scaled = np.clip(values * (255 / max(float(values.max()), 255.0)), 0, 255)
         return Image.fromarray(scaled.astype(np.uint8))
     if frame.has_transparency_data:
-        rgba = frame.convert("RGBA")
-        on_white = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba)
-        if not _one_colour(on_white.convert("RGB")):
-            return on_white.convert("RGB")
-        # light drawing on a transparent ground (a logo made for a dark page): white on white
-        # shows nothing, the dark ground a viewer gives it shows the text
-        return Image.alpha_composite(Image.new("RGBA", rgba.size, "black"), rgba).convert("RGB")
+        return on_ground(frame)
     if frame.mode in {"L", "RGB"}:
         return frame
     return frame.convert("L" if frame.mode == "1" else "RGB")

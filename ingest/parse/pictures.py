@@ -36,6 +36,7 @@ from PIL import Image, ImageOps
 
 from ingest.models import Block, BlockKind
 from ingest.parse import metafile
+from ingest.parse.ground import on_ground
 from ingest.parse.layout import Line
 from ingest.parse.ocr_rows import OcrTable, ocr_items
 from ingest.parse.result import ParseLimits
@@ -133,19 +134,12 @@ class Pictures:
                 image.draft("RGB", (MAX_SIDE, MAX_SIDE))  # JPEG: decode at a reduced size
                 upright = ImageOps.exif_transpose(image)
                 upright.thumbnail((MAX_SIDE, MAX_SIDE))
-                rgb = _on_white(upright)
+                rgb = (on_ground(upright) if upright.has_transparency_data
+                       else upright.convert("RGB"))
             except _BAD_PICTURE:  # a truncated or damaged picture
                 self.skipped["pictures_unreadable"] += 1
                 return None
         return np.ascontiguousarray(np.asarray(rgb)[:, :, ::-1])
-
-
-def _on_white(image: Image.Image) -> Image.Image:
-    """RGB pixels, transparency laid on white (a transparent PNG's text is dark on nothing)."""
-    if image.has_transparency_data:
-        rgba = image.convert("RGBA")
-        return Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
-    return image.convert("RGB")
 
 
 def _ocr_blocks(lines: list[Line]) -> list[Block]:
