@@ -86,3 +86,32 @@ def office_part(data: bytes, what: str) -> etree._Element:
     if root.getroottree().docinfo.doctype:
         raise ParseError(f"{what} declares a DTD, which Office files must not: not read")
     return root
+
+
+# libxml2's recovery: it reads past a broken tag, as Office and LibreOffice open such a part
+_RECOVER_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                               huge_tree=False, remove_comments=True, recover=True)
+
+
+def recovered_archive(data: bytes) -> tuple[bytes, list[str]]:
+    """The package with each XML part that is not well-formed replaced by what libxml2's
+    recovery reads of it (a writer's bug in one master or layout must not cost the deck its
+    slides), and the names of those parts. A part recovery cannot read at all is left as is.
+    Called after `check_archive`, so sizes are bounded and no part declares a DTD."""
+    repaired = []
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            content = source.read(member)
+            if member.filename.endswith((".xml", ".rels")):
+                try:
+                    etree.fromstring(content, SAFE_XML)
+                except etree.XMLSyntaxError:
+                    root = etree.fromstring(content, _RECOVER_XML)
+                    if root is not None:
+                        content = etree.tostring(root, xml_declaration=True, encoding="UTF-8",
+                                                 standalone=True)
+                        repaired.append(member.filename)
+            target.writestr(member, content)
+    return out.getvalue(), repaired

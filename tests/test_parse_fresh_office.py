@@ -1,0 +1,57 @@
+"""Losses found on held-out public files (issue #40; bench/format_corpus/PROVENANCE.md): a deck
+PHPPresentation wrote with one broken master, a bounce whose delivery report held the reason,
+an Excel form whose check boxes' labels sat in Markup Compatibility blocks. Each is read from
+the real file its own project's tests use."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ingest.models import BlockKind, ParsedDocument
+from ingest.parse import ParseError, parse_document, read_meta
+
+CORPUS = Path(__file__).parents[1] / "bench" / "format_corpus"
+DECK = CORPUS / "phppresentation" / "Sample_01_Simple.pptx"
+MASTER = "ppt/slideMasters/slideMaster1.xml"
+
+
+def parse(path: Path, data: bytes | None = None) -> ParsedDocument:
+    meta, read = read_meta(path, path.parent, "default", ["all-staff"])
+    return parse_document(meta, read if data is None else data)
+
+
+def texts(doc: ParsedDocument) -> list[str]:
+    return [block.text for block in doc.blocks]
+
+
+def with_part(path: Path, name: str, content: bytes) -> bytes:
+    """The package at `path` with part `name` replaced."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
+        for member in source.infolist():
+            target.writestr(member, content if member.filename == name else source.read(member))
+    return out.getvalue()
+
+
+def test_a_deck_with_a_broken_master_keeps_its_slides_and_counts_the_repair() -> None:
+    with zipfile.ZipFile(DECK) as archive:  # the master really is broken: `<p:nvSpPr` has no `>`
+        assert b"<p:nvSpPr\n" in archive.read(MASTER).replace(b"\r\n", b"\n")
+    doc = parse(DECK)
+    assert "Thank you for using PHPPowerPoint!" in texts(doc)
+    assert doc.report.skipped["parts_repaired"] == 1
+
+
+def test_a_deck_whose_broken_part_cannot_be_recovered_fails_with_its_reason() -> None:
+    data = with_part(DECK, MASTER, b"\x00\x01 not xml at all")
+    with pytest.raises(ParseError, match="not a readable PPTX file"):
+        parse(DECK, data)
+
+
+def test_a_well_formed_deck_is_not_rewritten() -> None:
+    doc = parse(CORPUS / "phppresentation" / "PPTX_ChartBar.pptx")
+    assert "parts_repaired" not in doc.report.skipped
+    assert "Lorem ipsum" in texts(doc)
