@@ -55,3 +55,18 @@ def test_a_well_formed_deck_is_not_rewritten() -> None:
     doc = parse(CORPUS / "phppresentation" / "PPTX_ChartBar.pptx")
     assert "parts_repaired" not in doc.report.skipped
     assert "Lorem ipsum" in texts(doc)
+
+
+def test_a_bounce_reads_its_delivery_report_and_the_returned_mail_once() -> None:
+    doc = parse(CORPUS / "mailparser" / "delivery-status.eml")
+    lines = texts(doc)
+    assert "Action: failed" in lines
+    assert "Final-Recipient: rfc822; xxxx@xxxx.com" in lines
+    reason = next(line for line in lines if line.startswith("Diagnostic-Code: "))
+    assert "it is on the suppression list for your account" in reason
+    # the report is body text before the returned mail, not an unreadable "attachment"
+    assert lines.index("Action: failed") < lines.index("附件:attachment.eml")
+    headings = [b.text for b in doc.blocks if b.kind == BlockKind.HEADING]
+    assert headings.count("附件:attachment.eml") == 1
+    assert "test email" in lines
+    assert "attachments_unreadable" not in doc.report.skipped
