@@ -70,3 +70,13 @@ def test_a_bounce_reads_its_delivery_report_and_the_returned_mail_once() -> None
     assert headings.count("附件:attachment.eml") == 1
     assert "test email" in lines
     assert "attachments_unreadable" not in doc.report.skipped
+
+
+def test_form_controls_in_markup_compatibility_blocks_are_read_once() -> None:
+    workbook = CORPUS / "phpspreadsheet" / "formscomments.xlsx"
+    with zipfile.ZipFile(workbook) as archive:  # each check box is inside mc:AlternateContent
+        drawing = archive.read("xl/drawings/drawing3.xml")
+    assert drawing.count(b"<mc:AlternateContent") == 27
+    lines = texts(parse(workbook))
+    for label in ("SIM Swap", "Username Change", "Unlatch", "Remove Bolt On Code"):
+        assert lines.count(label) == 1, label
