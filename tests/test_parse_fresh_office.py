@@ -1,7 +1,7 @@
 """Losses found on held-out public files (issue #40; bench/format_corpus/PROVENANCE.md): a deck
-PHPPresentation wrote with one broken master, a bounce whose delivery report held the reason,
-an Excel form whose check boxes' labels sat in Markup Compatibility blocks. Each is read from
-the real file its own project's tests use."""
+PHPPresentation wrote with one broken master (a Word file broken the same way), a bounce whose
+delivery report held the reason, an Excel form whose check boxes' labels sat in Markup
+Compatibility blocks. Each is read from the real file its own project's tests use."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ def test_a_deck_whose_broken_part_cannot_be_recovered_fails_with_its_reason() ->
     data = with_part(DECK, MASTER, b"\x00\x01 not xml at all")
     with pytest.raises(ParseError, match="not a readable PPTX file"):
         parse(DECK, data)
+
+
+def test_a_word_file_with_a_broken_header_keeps_its_body() -> None:
+    """PHPWord's sample with its header broken as PHPPresentation's master is (a start tag
+    missing its `>`): the body is read, the part counted as repaired."""
+    source = CORPUS / "phpword" / "Sample_11_ReadWord2007.docx"
+    with zipfile.ZipFile(source) as archive:
+        header = archive.read("word/header1.xml")
+    data = with_part(source, "word/header1.xml", header.replace(b"<w:pPr>", b"<w:pPr", 1))
+    doc = parse(source, data)
+    assert "It can read track changes." in texts(doc)
+    assert doc.report.skipped["parts_repaired"] == 1
+    assert "parts_repaired" not in parse(source).report.skipped
 
 
 def test_a_well_formed_deck_is_not_rewritten() -> None:

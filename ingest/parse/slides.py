@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import pptx
 import pptx.presentation
-from lxml import etree
 from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.exc import InvalidXmlError
 from pptx.oxml.xmlchemy import BaseOxmlElement
@@ -36,7 +35,7 @@ from pptx.table import Table as PptxTable
 from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
-from ingest.parse.archive import recovered_archive
+from ingest.parse.archive import open_recovering
 from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, repeated_shapes
 from ingest.parse.charts import chart_lines
 from ingest.parse.comments import comment_blocks, comment_texts
@@ -93,7 +92,7 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Slides in order, shapes top to bottom, each slide's speaker notes right after it. Slide
     titles are headings; the title slide's title is the deck's title (else the file's title
     property). The page number is the slide number."""
-    presentation, repaired = _open(data)
+    presentation, repaired = open_recovering(data, _open, "PPTX")
     result = ParseResult([], len(presentation.slides))
     if repaired:
         result.skipped["parts_repaired"] = len(repaired)
@@ -150,19 +149,8 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     return result
 
 
-def _open(data: bytes) -> tuple[pptx.presentation.Presentation, list[str]]:
-    """The deck, and the parts that were not well-formed XML: python-pptx parses every part
-    when it opens a file, so one broken master (PHPPresentation wrote `<p:nvSpPr` without its
-    `>`) failed a deck whose slides PowerPoint and LibreOffice show. Such parts are read as
-    libxml2 recovers them, counted and logged."""
-    try:
-        return pptx.Presentation(io.BytesIO(data)), []
-    except etree.XMLSyntaxError:
-        recovered, repaired = recovered_archive(data)
-        if not repaired:
-            raise
-        log.warning("PPTX parts not well-formed XML, read as recovered: %s", ", ".join(repaired))
-        return pptx.Presentation(io.BytesIO(recovered)), repaired
+def _open(data: bytes) -> pptx.presentation.Presentation:
+    return pptx.Presentation(io.BytesIO(data))
 
 
 def _title_only(blocks: list[Block], slides: int) -> list[Block]:
@@ -205,7 +193,7 @@ def _template_texts(templates: list[SlideMaster | SlideLayout]) -> list[str]:
     for template in templates:
         try:
             shapes = _shapes(template.shapes)
-        except InvalidXmlError as exc:  # recovered (see _open), a shape lost a required part
+        except InvalidXmlError as exc:  # a recovered part (open_recovering) lost a shape's part
             log.warning("slide master/layout %s not read: %s", template.part.partname, exc)
             continue
         for shape in shapes:
