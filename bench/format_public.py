@@ -18,7 +18,7 @@ file made here). Fourth round, workbooks Kingsoft WPS Office saved as .et and .x
 (`kingsoft`, SheetJS's). Fifth round, played as held-out files a new user brings:
 markitdown's, unstructured's and poi-tl's (Chinese Word templates); then PHPOffice's
 (PHPWord, PhpSpreadsheet, PHPPresentation), mailparser's, msg-extractor's, epub.js's and
-zc310/ofd's office, mail, EPUB and OFD files. `--collect` copies them
+zc310/ofd's office, mail, EPUB and OFD files, and MimeKit's mails. `--collect` copies them
 (with `--collection`, only those) from the bare git directories the search tool's `fetch`
 leaves under /work/.mirror (test documents only).
 
@@ -243,6 +243,19 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "test/fixtures/alice.epub", "test/fixtures/alice_without_cover.epub"]),
     "zc310-ofd": ("zc310/ofd", "Unlicense", [
         "test/testdata/ano.ofd", "test/testdata/helloworld.ofd"]),
+    # MimeKit's test mails (its .txt messages stored as .eml, as a mail program saves them):
+    # ISO-2022-JP, KOI8-R with an Outlook TNEF winmail.dat, bounces, a read receipt, an abuse
+    # report, a part without its subtype, a saved web page (MHTML)
+    "mimekit": ("jstedfast/MimeKit", "MIT", [
+        (f"UnitTests/TestData/{path}", stored) for path, stored in (
+            ("messages/japanese.txt", "japanese.eml"), ("tnef/ukr.eml", "ukr.eml"),
+            ("messages/bounce.txt", "bounce.eml"),
+            ("messages/feedback-report.txt", "feedback-report.eml"),
+            ("messages/delivery-status2.txt", "delivery-status2.eml"),
+            ("messages/disposition-notification.anonymized.eml",
+             "disposition-notification.eml"),
+            ("messages/missing-subtype.txt", "missing-subtype.eml"),
+            ("messages/multipart-related-mhtml.txt", "multipart-related-mhtml.eml"))]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
