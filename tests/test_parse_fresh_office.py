@@ -93,3 +93,17 @@ def test_form_controls_in_markup_compatibility_blocks_are_read_once() -> None:
     lines = texts(parse(workbook))
     for label in ("SIM Swap", "Username Change", "Unlatch", "Remove Bolt On Code"):
         assert lines.count(label) == 1, label
+
+
+def test_a_mail_saved_with_a_utf8_byte_order_mark_is_read_with_its_abuse_report() -> None:
+    """MimeKit's ARF abuse report starts with a UTF-8 BOM (as Notepad and .NET save text): it
+    failed as "no header lines"; its message/feedback-report fields are body text."""
+    path = CORPUS / "mimekit" / "feedback-report.eml"
+    assert path.read_bytes().startswith(b"\xef\xbb\xbfFrom: ")
+    doc = parse(path)
+    lines = texts(doc)
+    assert doc.meta.title == "FW: Earn money"
+    assert "Feedback-Type: abuse" in lines
+    assert "Reported-Uri: http://example.net/earn_money.html" in lines
+    assert "Spam Spam Spam" in lines  # the reported mail, attached
+    assert "attachments_unreadable" not in doc.report.skipped

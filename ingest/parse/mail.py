@@ -7,7 +7,8 @@ multipart/alternative only the last version holding text is shown, as mail progr
 2046: the alternatives are in increasing order of preference): usually the HTML one. The
 versions need not agree (Tika's testRFC822_multipart_attachments.eml: the plain one is another
 text), and Apple Mail's HTML version is itself several HTML parts between attachments. A
-bounce's delivery report and a read receipt are body text too, their fields one a line.
+bounce's delivery report, a read receipt and an abuse report are body text too, their fields
+one a line.
 
 Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
 that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
@@ -30,9 +31,10 @@ from ingest.parse.result import ParseLimits, ParseResult
 
 MAX_PARTS = 5_000  # MIME parts walked per mail; the attachment limit applies after
 _HEADER = (("From", "发件人"), ("To", "收件人"), ("Cc", "抄送"), ("Date", "日期"))
-# a bounce's delivery report (RFC 3464) and a read receipt (RFC 8098): fields a mail program
-# shows as text in the body (the recipient, the action, the server's reason for the failure)
-_REPORTS = ("message/delivery-status", "message/disposition-notification")
+# a bounce's delivery report (RFC 3464), a read receipt (RFC 8098), an abuse report (RFC 5965):
+# fields a mail program shows as text in the body (the recipient, the action, the reason)
+_REPORTS = ("message/delivery-status", "message/disposition-notification",
+            "message/feedback-report")
 
 
 def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -64,8 +66,11 @@ def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
 def _as_utf8(data: bytes) -> bytes:
     """A mail is ASCII in its header lines, so UTF-16 shows as a NUL beside every header byte:
     a byte-order mark, or NULs at every odd (little-endian) or even (big-endian) place of its
-    first 200 bytes."""
+    first 200 bytes. A UTF-8 byte-order mark is dropped: the parser would take it for the
+    start of a body with no header lines."""
     head = data[:200]
+    if head.startswith(codecs.BOM_UTF8):  # Notepad and .NET write one before the first header
+        return data[len(codecs.BOM_UTF8):]
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace").encode("utf-8")
     for order, nuls in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
