@@ -16,7 +16,9 @@ odftoolkit's and odfpy's (charts, embedded objects, a Chinese .ods), easyexcel's
 (Chinese .xls), and POI's Office files with EMF/WMF pictures (`metafiles`, with one Chinese
 file made here). Fourth round, workbooks Kingsoft WPS Office saved as .et and .xlsx
 (`kingsoft`, SheetJS's). Fifth round, played as held-out files a new user brings:
-markitdown's, unstructured's and poi-tl's (Chinese Word templates). `--collect` copies them
+markitdown's, unstructured's and poi-tl's (Chinese Word templates); then PHPOffice's
+(PHPWord, PhpSpreadsheet, PHPPresentation), mailparser's, msg-extractor's, epub.js's and
+zc310/ofd's office, mail, EPUB and OFD files, and MimeKit's mails. `--collect` copies them
 (with `--collection`, only those) from the bare git directories the search tool's `fetch`
 leaves under /work/.mirror (test documents only).
 
@@ -230,6 +232,49 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "pdfjs": ("mozilla/pdf.js", "Apache-2.0", [f"test/pdfs/{p}.pdf" for p in (
         "XiaoBiaoSong", "SimFang-variant", "issue2128r", "issue3521", "issue8372", "issue12823",
         "issue15340", "issue19360", "issue20489", "issue15690", "issue19182", "issue19971")]),
+    # held-out play, second (2026-12-05): office, mail, EPUB and OFD files of seven projects
+    # never used before: PHPOffice's three (Word incl. a Chinese .doc, RTF, ODT, HTML; Chinese
+    # and Taiwanese .xlsx, BIFF5 .xls, charts, a chart sheet; .ppt, .odp, pptx notes and
+    # charts), nodemailer's mailparser's and msg-extractor's mail, epub.js's books and zc310/ofd's
+    # Chinese OFD
+    "phpword": ("PHPOffice/PHPWord", "LGPL-3.0", [
+        *(f"tests/PhpWordTests/_files/documents/{p}" for p in (
+            "docChinese.doc", "docSlovak.doc", "reader.odt", "reader.rtf", "reader-2011.docx")),
+        "tests/PhpWordTests/_files/templates/header-footer.docx",
+        *(f"samples/resources/Sample_{p}" for p in (
+            "11_ReadWord2007.docx", "24_ReadODText.odt", "30_ReadHTML.html",
+            "41_TemplateSetChart.docx"))]),
+    "phpspreadsheet": ("PHPOffice/PhpSpreadsheet", "MIT", [
+        "tests/data/Reader/XLSX/issue.3613.xlsx", "tests/data/Reader/XLSX/issue.2316.xlsx",
+        "tests/data/Reader/XLS/maccentraleurope.xls", "tests/data/Reader/XLS/chartsheet.xls",
+        "samples/templates/OOCalcTest.ods", "samples/templates/32chartreadwrite.xlsx",
+        "samples/templates/30templatebiff5.xls", "samples/Reader2/sampleData/formscomments.xlsx",
+        "tests/data/Reader/Ods/data.ods"]),
+    "phppresentation": ("PHPOffice/PHPPresentation", "LGPL-3.0", [
+        f"tests/resources/files/{p}" for p in (
+            "Sample_00_01.ppt", "Sample_12.odp", "PPTX_ChartBar.pptx",
+            "PPTX_SlideNoteWithRichText.pptx", "Issue_00141.odp", "Sample_01_Simple.pptx")]),
+    "mailparser": ("nodemailer/mailparser", "MIT", [f"test/fixtures/{p}.eml" for p in (
+        "nodemailer", "mixed", "nested", "delivery-status", "spam")]),
+    "msg-extractor": ("TeamMsgExtractor/msg-extractor", "GPL-3.0", [
+        "example-msg-files/unicode.msg", "example-msg-files/strangeDate.msg"]),
+    "epubjs": ("futurepress/epub.js", "BSD-2-Clause", [
+        "test/fixtures/alice.epub", "test/fixtures/alice_without_cover.epub"]),
+    "zc310-ofd": ("zc310/ofd", "Unlicense", [
+        "test/testdata/ano.ofd", "test/testdata/helloworld.ofd"]),
+    # MimeKit's test mails (its .txt messages stored as .eml, as a mail program saves them):
+    # ISO-2022-JP, KOI8-R with an Outlook TNEF winmail.dat, bounces, a read receipt, an abuse
+    # report, a part without its subtype, a saved web page (MHTML)
+    "mimekit": ("jstedfast/MimeKit", "MIT", [
+        (f"UnitTests/TestData/{path}", stored) for path, stored in (
+            ("messages/japanese.txt", "japanese.eml"), ("tnef/ukr.eml", "ukr.eml"),
+            ("messages/bounce.txt", "bounce.eml"),
+            ("messages/feedback-report.txt", "feedback-report.eml"),
+            ("messages/delivery-status2.txt", "delivery-status2.eml"),
+            ("messages/disposition-notification.anonymized.eml",
+             "disposition-notification.eml"),
+            ("messages/missing-subtype.txt", "missing-subtype.eml"),
+            ("messages/multipart-related-mhtml.txt", "multipart-related-mhtml.eml"))]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

@@ -10,8 +10,11 @@ parser is handed an entity to expand.
 from __future__ import annotations
 
 import io
+import logging
 import re
 import zipfile
+from collections.abc import Callable
+from typing import TypeVar
 
 from lxml import etree
 
@@ -24,6 +27,8 @@ MAX_RATIO = 200  # a member this much smaller packed than unpacked (and large) i
 MAX_PROLOG_BYTES = 64 * 1024  # what may come before an XML part's root element
 _ROOT_START = re.compile(rb"<(?![?!])")
 _DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def check_archive(data: bytes, kind: str, check_dtd: bool = True) -> None:
@@ -86,3 +91,50 @@ def office_part(data: bytes, what: str) -> etree._Element:
     if root.getroottree().docinfo.doctype:
         raise ParseError(f"{what} declares a DTD, which Office files must not: not read")
     return root
+
+
+# libxml2's recovery: it reads past a broken tag, as Office and LibreOffice open such a part
+_RECOVER_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                               huge_tree=False, remove_comments=True, recover=True)
+
+
+def open_recovering(data: bytes, open_package: Callable[[bytes], T], kind: str
+                    ) -> tuple[T, list[str]]:
+    """`open_package(data)`, and the parts that were not well-formed XML. python-pptx and
+    python-docx parse every part when they open a file, so one broken part (PHPPresentation
+    wrote a master's `<p:nvSpPr` without its `>`) failed a file whose pages PowerPoint, Word
+    and LibreOffice show: then the package is opened again with such parts read as libxml2
+    recovers them (`recovered_archive`), and they are logged."""
+    try:
+        return open_package(data), []
+    except etree.XMLSyntaxError:
+        recovered, repaired = recovered_archive(data)
+        if not repaired:
+            raise
+        log.warning("%s parts not well-formed XML, read as recovered: %s", kind,
+                    ", ".join(repaired))
+        return open_package(recovered), repaired
+
+
+def recovered_archive(data: bytes) -> tuple[bytes, list[str]]:
+    """The package with each XML part that is not well-formed replaced by what libxml2's
+    recovery reads of it (a writer's bug in one master or layout must not cost the deck its
+    slides), and the names of those parts. A part recovery cannot read at all is left as is.
+    Called after `check_archive`, so sizes are bounded and no part declares a DTD."""
+    repaired = []
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, \
+            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            content = source.read(member)
+            if member.filename.endswith((".xml", ".rels")):
+                try:
+                    etree.fromstring(content, SAFE_XML)
+                except etree.XMLSyntaxError:
+                    root = etree.fromstring(content, _RECOVER_XML)
+                    if root is not None:
+                        content = etree.tostring(root, xml_declaration=True, encoding="UTF-8",
+                                                 standalone=True)
+                        repaired.append(member.filename)
+            target.writestr(member, content)
+    return out.getvalue(), repaired

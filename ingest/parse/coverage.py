@@ -76,7 +76,8 @@ def package_chars(data: bytes) -> int:
 def _part_chars(part: IO[bytes]) -> int:
     total, hidden = 0, 0
     events = etree.iterparse(part, events=("start", "end"), resolve_entities=False,
-                             no_network=True, huge_tree=False, load_dtd=False)
+                             no_network=True, huge_tree=False, load_dtd=False,
+                             recover=True)  # as its parser read a part not well-formed
     for event, element in events:
         name = etree.QName(element).localname if isinstance(element.tag, str) else ""
         if event == "start":

@@ -6,7 +6,9 @@ The body is every inline text part (plain, or HTML read as a page) in order, exc
 multipart/alternative only the last version holding text is shown, as mail programs do (RFC
 2046: the alternatives are in increasing order of preference): usually the HTML one. The
 versions need not agree (Tika's testRFC822_multipart_attachments.eml: the plain one is another
-text), and Apple Mail's HTML version is itself several HTML parts between attachments.
+text), and Apple Mail's HTML version is itself several HTML parts between attachments. A
+bounce's delivery report, a read receipt and an abuse report are body text too, their fields
+one a line.
 
 Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
 that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
@@ -29,6 +31,10 @@ from ingest.parse.result import ParseLimits, ParseResult
 
 MAX_PARTS = 5_000  # MIME parts walked per mail; the attachment limit applies after
 _HEADER = (("From", "发件人"), ("To", "收件人"), ("Cc", "抄送"), ("Date", "日期"))
+# a bounce's delivery report (RFC 3464), a read receipt (RFC 8098), an abuse report (RFC 5965):
+# fields a mail program shows as text in the body (the recipient, the action, the reason)
+_REPORTS = ("message/delivery-status", "message/disposition-notification",
+            "message/feedback-report")
 
 
 def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
@@ -40,7 +46,9 @@ def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
     files: list[tuple[str, bytes]] = []
     inline = 0
     for part in _parts(message):
-        if _attached(part):
+        if part.get_content_type() in _REPORTS and not part.get_filename():
+            body += body_blocks(_report_text(part), html=False)
+        elif _attached(part):
             files.append((part.get_filename() or "attachment.eml", _payload(part)))
         elif part.get_content_maintype() == "image":
             inline += 1
@@ -58,8 +66,11 @@ def parse_eml(data: bytes, limits: ParseLimits) -> ParseResult:
 def _as_utf8(data: bytes) -> bytes:
     """A mail is ASCII in its header lines, so UTF-16 shows as a NUL beside every header byte:
     a byte-order mark, or NULs at every odd (little-endian) or even (big-endian) place of its
-    first 200 bytes."""
+    first 200 bytes. A UTF-8 byte-order mark is dropped: the parser would take it for the
+    start of a body with no header lines."""
     head = data[:200]
+    if head.startswith(codecs.BOM_UTF8):  # Notepad and .NET write one before the first header
+        return data[len(codecs.BOM_UTF8):]
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", errors="replace").encode("utf-8")
     for order, nuls in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
@@ -121,6 +132,17 @@ def _other_alternatives(message: Message) -> set[int]:
             shown = next((c for c in reversed(below) if has_text[id(c)]), None)
             hidden.update(id(c) for c in below if c is not shown)
     return hidden
+
+
+def _report_text(part: Message) -> str:
+    """A report's fields as "Name: value" lines, a blank line between its field groups (one
+    for the message, one for each recipient); Python's parser holds each group as headers."""
+    inner = part.get_payload()
+    if not isinstance(inner, list):
+        return _text(part)
+    groups = ("\n".join(f"{name}: {value}" for name, value in block.items())
+              for block in inner if isinstance(block, Message))
+    return "\n\n".join(group for group in groups if group)
 
 
 def _payload(part: Message) -> bytes:

@@ -37,6 +37,7 @@ _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _R_ID, _R_EMBED = _R + "id", _R + "embed"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _ANCHORS = (_XDR + "twoCellAnchor", _XDR + "oneCellAnchor", _XDR + "absoluteAnchor")
 _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader", "firstFooter")
 # &D date, &T time, &Z path, &F file, &A sheet, &G picture, &B &I &U &E &S &X &Y styles, &K
@@ -67,7 +68,7 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
                         in _legacy_pictures(archive, drawing, pictures)]
         elif kind.endswith("/drawing"):
             related = {rel_id: target for _, rel_id, target in _relationships(archive, drawing)}
-            for anchor in _xml(archive, drawing).iterchildren(*_ANCHORS):
+            for anchor in _anchors(_xml(archive, drawing)):
                 if len(objects) >= MAX_DRAWING_OBJECTS:
                     raise ParseError(f"a sheet's drawing has more than {MAX_DRAWING_OBJECTS:,}"
                                      " objects")
@@ -142,6 +143,22 @@ def _legacy_pictures(archive: zipfile.ZipFile, drawing: str, pictures: Pictures
         return []
     if hidden:
         pictures.skipped["hidden_pictures"] += hidden
+    return found
+
+
+def _anchors(drawing: etree._Element) -> list[etree._Element]:
+    """A drawing's anchored objects in file order. Excel wraps those that use a newer feature
+    in Markup Compatibility's `mc:AlternateContent` (every form control: a check box's or a
+    button's label; shapes with a14 effects): of its branches the first Choice holding an
+    object is read, else the Fallback, as a reader that knows DrawingML shows them."""
+    found = []
+    for child in drawing.iterchildren(_MC + "AlternateContent", *_ANCHORS):
+        if child.tag != _MC + "AlternateContent":
+            found.append(child)
+            continue
+        branches = [*child.iterchildren(_MC + "Choice"), *child.iterchildren(_MC + "Fallback")]
+        found += next((anchors for branch in branches
+                       if (anchors := list(branch.iterchildren(*_ANCHORS)))), [])
     return found
 
 

@@ -21,7 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pptx
+import pptx.presentation
 from pptx.enum.shapes import PP_PLACEHOLDER
+from pptx.exc import InvalidXmlError
 from pptx.oxml.xmlchemy import BaseOxmlElement
 from pptx.shapes.autoshape import Shape
 from pptx.shapes.base import BaseShape
@@ -33,6 +35,7 @@ from pptx.table import Table as PptxTable
 from pptx.text.text import TextFrame
 
 from ingest.models import Block, BlockKind
+from ingest.parse.archive import open_recovering
 from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, repeated_shapes
 from ingest.parse.charts import chart_lines
 from ingest.parse.comments import comment_blocks, comment_texts
@@ -89,8 +92,10 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Slides in order, shapes top to bottom, each slide's speaker notes right after it. Slide
     titles are headings; the title slide's title is the deck's title (else the file's title
     property). The page number is the slide number."""
-    presentation = pptx.Presentation(io.BytesIO(data))
+    presentation, repaired = open_recovering(data, _open, "PPTX")
     result = ParseResult([], len(presentation.slides))
+    if repaired:
+        result.skipped["parts_repaired"] = len(repaired)
     skipped = _Skipped(result)
     numbered = []  # the slides read, with their numbers in the deck
     margins: list[str] = []  # footers, dates, headers and repeated lines of slides and notes
@@ -144,6 +149,10 @@ def parse_pptx(data: bytes, limits: ParseLimits) -> ParseResult:
     return result
 
 
+def _open(data: bytes) -> pptx.presentation.Presentation:
+    return pptx.Presentation(io.BytesIO(data))
+
+
 def _title_only(blocks: list[Block], slides: int) -> list[Block]:
     """A slide that is only its title (a section divider; the one slide of a deck embedded in a
     document, Tika's testWPSAttachment.ppt) is that text, not a label over text after it: the
@@ -182,7 +191,12 @@ def _template_texts(templates: list[SlideMaster | SlideLayout]) -> list[str]:
     ("单击此处编辑母版标题样式", "Click to edit Master text styles") and never the slide's."""
     texts = []
     for template in templates:
-        for shape in _shapes(template.shapes):
+        try:
+            shapes = _shapes(template.shapes)
+        except InvalidXmlError as exc:  # a recovered part (open_recovering) lost a shape's part
+            log.warning("slide master/layout %s not read: %s", template.part.partname, exc)
+            continue
+        for shape in shapes:
             kind = shape.placeholder_format.type if shape.is_placeholder else None
             if isinstance(shape, Shape) and kind in (None, PP_PLACEHOLDER.FOOTER):
                 texts += [text for text in _paragraphs(shape.text_frame)

@@ -35,6 +35,7 @@ from docx.styles.style import CharacterStyle
 from lxml import etree
 
 from ingest.models import Block, BlockKind
+from ingest.parse.archive import open_recovering
 from ingest.parse.boilerplate import margin_blocks
 from ingest.parse.charts import C as _C
 from ingest.parse.charts import chart_lines
@@ -108,7 +109,7 @@ def _open_word(data: bytes) -> Document:
 def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
     """Every text part a reader sees, in reading order; heading levels from paragraph styles;
     the title from the core properties unless it is a template's placeholder."""
-    document = _open_word(data)
+    document, repaired = open_recovering(data, _open_word, "DOCX")
     check_no_dtd(document.part.package)
     pictures = Pictures(limits)
     reader = _Reader(document.part, Notes.of(document.part), pictures, limits.include_hidden)
@@ -124,6 +125,8 @@ def parse_docx(data: bytes, limits: ParseLimits) -> ParseResult:
                          skipped=reader.skipped + skipped + pictures.skipped,
                          chars_skipped=reader.chars_skipped + skipped_chars,
                          ocr_confidences=pictures.confidences)
+    if repaired:
+        result.skipped["parts_repaired"] = len(repaired)
     title = cell_text(document.core_properties.title)
     if title and not _PLACEHOLDER_TITLE.fullmatch(title):
         result.title, result.title_source = title, "metadata"
