@@ -4,20 +4,21 @@ cosines keep their scale. Judged by cost first, then on STARD (bench.late_senten
 
     .venv/bin/python -m bench.sentence_student --build DIR
     .venv/bin/python -m bench.sentence_student --cost DATA_DIR DIR [N]
-    .venv/bin/python -m bench.sentence_student --texts DIR
+    .venv/bin/python -m bench.sentence_student --texts DIR laws|formats
     .venv/bin/python -m bench.sentence_student --train DIR KIND MINUTES
     .venv/bin/python -m bench.sentence_student --probe DATA_DIR DIR KIND ...
     .venv/bin/python -m bench.sentence_student --replace DATA_DIR DIR KIND
 
-`--build` makes the students from the teacher's own weights (the fp32 ONNX mapped into a torch
+`--build` (bench/sentence_student_train.py) makes the students from the teacher's own weights (the fp32 ONNX mapped into a torch
 BERT, scripts/train_reader/weights.py): `layer1` (the teacher's first layer only), `layer2`
 (its first and last), each exported to ONNX and quantised to int8 as the reader is, and
 `static` (every vocabulary token's vector: the teacher's CLS of `[CLS] token [SEP]`; a sentence
 is the normalised sum of its tokens' rows, no transformer at run time). `--cost` times each
 against the shipped int8 teacher on N real law sentences of DATA_DIR's chunks, batched as
 OnnxEncoder batches, interleaved, best of three. `--texts` collects the training sentences (law
-files that hold no STARD gold article, the text of bench/format_corpus files the parsers read)
-and held-out ones (other law files), with the teacher's vectors. `--train` distils one student
+files that hold no STARD gold article: STARD's gold index stays unseen; the text of
+bench/format_corpus files the parsers read) and held-out ones (every tenth other law file),
+with the teacher's vectors, in pieces training picks up as they come. `--train` distils one student
 (cosine loss, AdamW) for MINUTES, checkpointing, logging the held-out cosine. `--probe` ranks
 DATA_DIR's chunks by the students' sentence vectors as bench.late_sentences does; `--replace`
 writes one student's sentence vectors into a COPY's vector cache for `bench.late_sentences
@@ -34,32 +35,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench.late_sentences import embedded_chunks, probe_matrices
 from bench.realworld import SHARED
+from bench.sentence_student_train import KINDS, build, load, teacher, train
 from ingest.config import Settings
 from ingest.embed import SENTENCE_DTYPE
-from ingest.embed.encoders import OnnxEncoder, open_encoder
-from ingest.embed.fetch import ONNX_MODELS, installed_files
+from ingest.embed.encoders import OnnxEncoder
 from ingest.text import sentences
 
-if TYPE_CHECKING:
-    import torch
-    from tokenizers import Encoding
-
-LAYERS = {"layer1": [0], "layer2": [0, 3]}  # teacher layers each transformer student keeps
-KINDS = [*LAYERS, "static"]
 LAWS = SHARED / "laws"
 PICTURES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".gif", ".webp"}
-
-
-def teacher() -> OnnxEncoder:
-    encoder = open_encoder(Settings().embedding_model)
-    assert isinstance(encoder, OnnxEncoder)
-    return encoder
 
 
 def student_encoder(directory: Path, kind: str) -> Callable[[Sequence[str]], np.ndarray]:
@@ -89,69 +77,6 @@ def static_vectors(encoder: OnnxEncoder, table: np.ndarray, texts: Sequence[str]
     sums = np.concatenate(parts) if parts else np.zeros((0, table.shape[1]), np.float32)
     out: np.ndarray = sums / np.linalg.norm(sums, axis=1, keepdims=True)
     return out
-
-
-def build(directory: Path) -> None:
-    """The three students from the teacher's weights (see the module docstring)."""
-    import torch
-
-    from scripts.train_reader.weights import load_bert
-
-    torch.set_num_threads(2)
-    directory.mkdir(parents=True, exist_ok=True)
-    fp32, _ = installed_files(ONNX_MODELS["bge-small-zh-v1.5"])
-    for kind in LAYERS:
-        export(shrink(load_bert(fp32), LAYERS[kind]), directory / kind)
-    encoder = teacher()
-    vocab = encoder._tokenizer.get_vocab_size()
-    cls, sep = (encoder._tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]"))
-    rows = []
-    for start in range(0, vocab, 512):
-        ids = np.array([[cls, i, sep] for i in range(start, min(vocab, start + 512))], np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                 "token_type_ids": np.zeros_like(ids)}
-        rows.append(encoder._session.run(None, feeds)[0][:, 0])
-    table = np.concatenate(rows)
-    np.save(directory / "static.npy",
-            (table / np.linalg.norm(table, axis=1, keepdims=True)).astype(np.float32))
-    print(f"built {KINDS} in {directory}")
-
-
-def shrink(model: object, keep: list[int]) -> object:
-    """The BERT with only the encoder layers `keep` (in order)."""
-    import torch
-
-    layers = model.encoder.layer  # type: ignore[attr-defined]
-    model.encoder.layer = torch.nn.ModuleList(layers[i] for i in keep)  # type: ignore[attr-defined]
-    model.config.num_hidden_layers = len(keep)  # type: ignore[attr-defined]
-    return model
-
-
-def export(model: object, stem: Path) -> None:
-    """ONNX with the teacher's inputs and output 0 (last hidden state), then int8 (dynamic)."""
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    class Hidden(torch.nn.Module):
-        def __init__(self, bert: torch.nn.Module) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                    token_type_ids: torch.Tensor) -> torch.Tensor:
-            out: torch.Tensor = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                                          token_type_ids=token_type_ids).last_hidden_state
-            return out
-
-    inputs = ["input_ids", "attention_mask", "token_type_ids"]
-    wrapped = Hidden(model).eval()  # type: ignore[arg-type]
-    example = tuple(torch.ones(2, 16, dtype=torch.long) for _ in inputs)
-    axes = {n: {0: "batch", 1: "tokens"} for n in inputs} | {"hidden": {0: "batch", 1: "tokens"}}
-    fp32 = stem.with_name(stem.name + "-fp32.onnx")
-    torch.onnx.export(wrapped, example, str(fp32), input_names=inputs, output_names=["hidden"],
-                      dynamic_axes=axes, opset_version=17, dynamo=False)
-    quantize_dynamic(str(fp32), str(stem.with_name(stem.name + "-int8.onnx")),
-                     weight_type=QuantType.QInt8)
 
 
 def law_sentences(data_dir: Path, n: int, seed: int = 0) -> list[str]:
@@ -205,13 +130,18 @@ def texts(directory: Path, part: str, n_train: int = 40_000, n_held: int = 2_000
 
 
 def encode_texts(directory: Path, name: str, said: list[str]) -> None:
+    """The teacher's vectors of `said`, saved 2,000 at a time (`name-NNN.npy` / `.json`), so
+    training can start on the pieces already there."""
     bge = teacher()
     started = time.perf_counter()
-    vectors = np.concatenate([bge.encode(said[i:i + 2000]) for i in range(0, len(said), 2000)])
-    np.save(directory / f"{name}.npy", vectors.astype(np.float32))
-    (directory / f"{name}.json").write_text(json.dumps(said, ensure_ascii=False))
-    print(f"{name}: {len(said)} encoded in {time.perf_counter() - started:.0f} s, "
-          f"load {load()}", flush=True)
+    for piece, i in enumerate(range(0, len(said), 2000)):
+        if (directory / f"{name}-{piece:03d}.npy").exists():
+            continue
+        np.save(directory / f"{name}-{piece:03d}.npy", bge.encode(said[i:i + 2000]))
+        (directory / f"{name}-{piece:03d}.json").write_text(
+            json.dumps(said[i:i + 2000], ensure_ascii=False))
+        print(f"{name}: {i + 2000} encoded, {time.perf_counter() - started:.0f} s, "
+              f"load {load()}", flush=True)
 
 
 def law_lines(files: Sequence[str]) -> list[str]:
@@ -252,116 +182,6 @@ def format_sentences() -> list[str]:
         for block in doc.blocks:
             said.update(dict.fromkeys(s for s in sentences(block.text) if len(s) < 400))
     return list(said)
-
-
-def train(directory: Path, kind: str, minutes: float, seed: int = 0) -> None:
-    """Distil one student towards the teacher's vectors of the training sentences (cosine loss),
-    checkpointing and logging the held-out cosine every few minutes; then `<kind>d` is saved
-    beside the start (`<kind>d-int8.onnx`, or `staticd.npy`)."""
-    import torch
-
-    torch.set_num_threads(2)
-    torch.manual_seed(seed)
-    bge = teacher()
-    tokenizer = bge._tokenizer
-    tokenizer.enable_truncation(max_length=256)
-    data = {name: (tokenizer.encode_batch([s for p in parts for s in json.loads(
-                       (directory / f"{p}.json").read_text())]),
-                   torch.from_numpy(np.concatenate([np.load(directory / f"{p}.npy")
-                                                    for p in parts])))
-            for name, parts in (("train", ["train-laws", "train-formats"]), ("held", ["held"]))}
-    model = start_model(directory, kind)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3 if kind == "static" else 1e-4,
-                                  weight_decay=0.0)
-    batch = 256 if kind == "static" else 64
-    rng = random.Random(seed)
-    started, last, step = time.perf_counter(), time.perf_counter(), 0
-    print(f"{kind}: held-out cosine {held_cosine(model, *data['held']):.4f} at start", flush=True)
-    while time.perf_counter() - started < minutes * 60:
-        for rows in batches(data["train"][0], batch, rng):
-            model.train()
-            cos = model_cosine(model, [data["train"][0][i] for i in rows], data["train"][1][rows])
-            loss = (1 - cos).mean()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            step += 1
-            if time.perf_counter() - last > 180 or time.perf_counter() - started > minutes * 60:
-                last = time.perf_counter()
-                torch.save(model.state_dict(), directory / f"{kind}d.pt")
-                print(f"{kind}: step {step}, {(last - started) / 60:.1f} min, train loss "
-                      f"{loss.item():.4f}, held-out cosine {held_cosine(model, *data['held']):.4f},"
-                      f" load {load()}", flush=True)
-                if last - started > minutes * 60:
-                    break
-    save_student(model, directory, kind)
-
-
-def start_model(directory: Path, kind: str) -> torch.nn.Module:
-    import torch
-
-    if kind == "static":
-        table = torch.from_numpy(np.load(directory / "static.npy"))
-        return torch.nn.EmbeddingBag.from_pretrained(table, freeze=False, mode="sum")
-    from scripts.train_reader.weights import load_bert
-
-    fp32, _ = installed_files(ONNX_MODELS["bge-small-zh-v1.5"])
-    model: torch.nn.Module = shrink(load_bert(fp32), LAYERS[kind])  # type: ignore[assignment]
-    return model
-
-
-def batches(encodings: Sequence[Encoding], size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches of rows of similar length (little padding)."""
-    order = list(range(len(encodings)))
-    rng.shuffle(order)
-    out = []
-    for start in range(0, len(order), size * 50):
-        pool = sorted(order[start:start + size * 50], key=lambda i: len(encodings[i].ids))
-        out += [pool[i:i + size] for i in range(0, len(pool), size)]
-    rng.shuffle(out)
-    return out
-
-
-def model_cosine(model: torch.nn.Module, encodings: Sequence[Encoding],
-                 targets: torch.Tensor) -> torch.Tensor:
-    import torch
-
-    if isinstance(model, torch.nn.EmbeddingBag):
-        ids = torch.tensor([t for e in encodings for t in e.ids])
-        offsets = torch.tensor(np.r_[0, np.cumsum([len(e.ids) for e in encodings])[:-1]])
-        vectors = model(ids, offsets)
-    else:
-        width = max(len(e.ids) for e in encodings)
-        ids = torch.zeros((len(encodings), width), dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, e in enumerate(encodings):
-            ids[r, : len(e.ids)] = torch.tensor(e.ids)
-            mask[r, : len(e.ids)] = 1
-        vectors = model(input_ids=ids, attention_mask=mask,
-                        token_type_ids=torch.zeros_like(ids)).last_hidden_state[:, 0]
-    cos: torch.Tensor = torch.nn.functional.cosine_similarity(vectors, targets, dim=1)
-    return cos
-
-
-def held_cosine(model: torch.nn.Module, encodings: Sequence[Encoding],
-                targets: torch.Tensor) -> float:
-    import torch
-
-    model.eval()
-    with torch.no_grad():
-        cos = [model_cosine(model, [encodings[i] for i in rows], targets[rows])
-               for rows in batches(encodings, 64, random.Random(0))]
-    return float(torch.cat(cos).mean())
-
-
-def save_student(model: torch.nn.Module, directory: Path, kind: str) -> None:
-    import torch
-
-    if isinstance(model, torch.nn.EmbeddingBag):
-        np.save(directory / f"{kind}d.npy", model.weight.detach().numpy().astype(np.float32))
-    else:
-        export(model, directory / f"{kind}d")
-    print(f"saved {kind}d", flush=True)
 
 
 def student_sentences(data_dir: Path, directory: Path, kind: str) -> Path:
@@ -413,10 +233,6 @@ def replace(data_dir: Path, directory: Path, kind: str) -> None:
 
 def _too_long(signum: int, frame: object) -> None:
     raise TimeoutError("parse over 30 s")
-
-
-def load() -> str:
-    return Path("/proc/loadavg").read_text().split()[0]
 
 
 def main() -> None:
