@@ -9,20 +9,20 @@ cosines keep their scale. Judged by cost first, then on STARD (bench.late_senten
     .venv/bin/python -m bench.sentence_student --probe DATA_DIR DIR KIND ...
     .venv/bin/python -m bench.sentence_student --replace DATA_DIR DIR KIND
 
-`--build` (bench/sentence_student_train.py) makes the students from the teacher's own weights (the fp32 ONNX mapped into a torch
-BERT, scripts/train_reader/weights.py): `layer1` (the teacher's first layer only), `layer2`
-(its first and last), each exported to ONNX and quantised to int8 as the reader is, and
-`static` (every vocabulary token's vector: the teacher's CLS of `[CLS] token [SEP]`; a sentence
-is the normalised sum of its tokens' rows, no transformer at run time). `--cost` times each
-against the shipped int8 teacher on N real law sentences of DATA_DIR's chunks, batched as
-OnnxEncoder batches, interleaved, best of three. `--texts` collects the training sentences (law
-files that hold no STARD gold article: STARD's gold index stays unseen; the text of
-bench/format_corpus files the parsers read) and held-out ones (every tenth other law file),
-with the teacher's vectors, in pieces training picks up as they come. `--train` distils one student
-(cosine loss, AdamW) for MINUTES, checkpointing, logging the held-out cosine. `--probe` ranks
-DATA_DIR's chunks by the students' sentence vectors as bench.late_sentences does; `--replace`
-writes one student's sentence vectors into a COPY's vector cache for `bench.late_sentences
---stard-part`.
+`--build` (bench/sentence_student_train.py) makes the students from the teacher's own weights
+(the fp32 ONNX mapped into a torch BERT, scripts/train_reader/weights.py): `layer1` (the
+teacher's first layer only), `layer2` (its first and last), each exported to ONNX and quantised
+to int8 as the reader is, and `static` (every vocabulary token's vector: the teacher's CLS of
+`[CLS] token [SEP]`; a sentence is the normalised sum of its tokens' rows, no transformer at
+run time). `--cost` times each against the shipped int8 teacher on N real law sentences of
+DATA_DIR's chunks, batched as OnnxEncoder batches, interleaved, best of three. `--texts`
+collects the training sentences (law files that hold no STARD gold article: STARD's gold index
+stays unseen; the text of bench/format_corpus files the parsers read) and held-out ones (every
+tenth other law file), with the teacher's vectors, in pieces training picks up as they come.
+`--train` distils one student (cosine loss, AdamW) for MINUTES, checkpointing, logging the
+held-out cosine. `--probe` ranks DATA_DIR's chunks by the students' sentence vectors as
+bench.late_sentences does; `--replace` writes one student's sentence vectors into a COPY's
+vector cache for `bench.late_sentences --stard-part`.
 """
 
 from __future__ import annotations
