@@ -150,6 +150,13 @@ def load_pooled(path: Path) -> tuple[list[str], dict[str, list[np.ndarray]]]:
 
 def probe(data_dir: Path, pooled: Path, limit: int | None) -> list[str]:
     hashes, matrices = load_pooled(pooled)
+    return probe_matrices(data_dir, hashes, matrices, limit)
+
+
+def probe_matrices(data_dir: Path, hashes: list[str], matrices: dict[str, list[np.ndarray]],
+                   limit: int | None) -> list[str]:
+    """`--probe` over any sentence matrices (name → one per content hash of `hashes`), beside
+    the ones the index holds."""
     by_hash = {c.content_hash: c for c in embedded_chunks(data_dir)}
     chunks = [by_hash[h] for h in hashes]
     encoder = open_encoder(Settings(data_dir=data_dir).embedding_model)
