@@ -426,7 +426,8 @@ def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
     if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
         return subprocess.run(["tesseract", str(path), "-", "-l", OCR_LANGUAGES[path.name]],
                               capture_output=True, text=True, check=True).stdout
-    return texts.get(_tika_input(collection, path) or path, "")
+    tika = texts.get(_tika_input(collection, path) or path, "")
+    return format_visible.without_cell_notes(path, tika)
 
 
 def _tika_input(collection: str, path: Path) -> Path | None:

@@ -45,9 +45,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -160,6 +162,28 @@ def _read_by_hand() -> dict[str, dict[str, Any]]:
 def not_text(collection: str, path: Path) -> dict[str, str]:
     """Phrases of a file that are not text a person sees, each with the reason."""
     return _not_text(f"{collection}/{path.name}")
+
+
+def without_cell_notes(path: Path, text: str) -> str:
+    """Tika's text of a workbook less its cells' notes ("author: text", which Tika writes
+    after the cell's value): a note shows only while the pointer rests on its cell, and
+    kbflow leaves comments out by design (`parse_include_comments`), as Word's are left out
+    by their place in Tika's XHTML."""
+    if path.suffix.lower() not in {".xlsx", ".xlsm"}:
+        return text
+    import openpyxl  # only the workbooks' references need it
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # openpyxl's notes on extensions it does not read
+        workbook = openpyxl.load_workbook(path, data_only=True)
+    for sheet in workbook.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if cell.comment is None:
+                    continue
+                words = f"{cell.comment.author or ''}: {cell.comment.text}".split()
+                text = re.sub(r"\s*".join(map(re.escape, words)), "\n", text, count=1)
+    return text
 
 
 def _not_text(file: str) -> dict[str, str]:

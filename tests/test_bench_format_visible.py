@@ -241,3 +241,22 @@ def test_every_picture_of_the_bench_is_read_by_hand_and_every_entry_names_a_file
     inside = [entry for pictures in read["in_files"].values() for entry in pictures.values()]
     assert inside and all(isinstance(entry["lines"], list) and entry["note"] and entry["where"]
                           for entry in inside)
+
+
+def test_a_cells_note_leaves_the_reference_and_its_value_stays(tmp_path: Path) -> None:
+    """Tika writes a cell's note after its value ("author: text"); the note shows only under
+    the pointer and kbflow leaves comments out by design, so the reference drops it, whatever
+    the line breaks Tika gives it, and keeps the cells' own text."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet["A1"] = "廠商訂單編號"
+    sheet["A1"].comment = openpyxl.comments.Comment("編號長度限制：20字內\n（編號不可重複）",
+                                                    "jill.chen")
+    sheet["B1"] = "物流廠商"
+    path = tmp_path / "orders.xlsx"
+    workbook.save(path)
+    tika = "廠商訂單編號\njill.chen: 編號長度限制：20字內\n （編號不可重複）\n\t物流廠商\n"
+    left = squeeze(format_visible.without_cell_notes(path, tika))
+    assert "廠商訂單編號" in left and "物流廠商" in left
+    assert "jill" not in left and "20字內" not in left
+    assert format_visible.without_cell_notes(path.with_suffix(".csv"), tika) == tika
