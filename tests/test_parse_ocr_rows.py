@@ -92,3 +92,23 @@ def test_two_columns_of_prose_are_read_column_by_column_not_as_a_table(tmp_path:
     assert not any(b.kind in {BlockKind.TABLE, BlockKind.TABLE_ROW} for b in doc.blocks)
     text = "".join(b.text for b in doc.blocks)
     assert text.index("第五条") < text.index("附则1") and "第五条" in text and "附则5" in text
+
+
+def test_a_headings_number_set_apart_is_read_with_its_heading(tmp_path: Path) -> None:
+    """A numbered heading set with a wide gap after its number (about 3.5 line heights here)
+    is one line, as a person reads it; the same gap after a word (a column gutter, a form's
+    label and value) still parts them."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=420)
+    lines = [(60, "china-s", "第一章", "总则"), (130, "helv", "3", "MovieShots Dataset"),
+             (200, "helv", "Dataset", "MovieShots")]
+    for y, font, first, second in lines:
+        page.insert_text((40, y), first, fontname=font, fontsize=11)
+        start = 40 + pymupdf.get_text_length(first, fontname=font, fontsize=11) + 39
+        page.insert_text((start, y), second, fontname=font, fontsize=11)
+    pix = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY)
+    path = tmp_path / "headings.png"
+    Image.frombytes("L", (pix.width, pix.height), pix.samples).save(path)
+    texts = [b.text for b in parse(path).blocks]
+    assert "第一章 总则" in texts and "3 MovieShots Dataset" in texts
+    assert "Dataset" in texts and "MovieShots" in texts

@@ -12,21 +12,27 @@ number ("8.37 4.50 ASE Tst 7.76") looked like a numbered heading, and a heading 
 next row's heading was in no chunk. A table's gap between two columns is no page gutter either.
 
 The other boxes are lines, pieces less than 1.5 line heights apart joined ("第二条␣␣本规定" is
-one line): a column gutter is wider, and the reading order finds it among them.
+one line): a column gutter is wider, and the reading order finds it among them. A piece that is
+a heading's number alone ("3", "4.2", "第一章") joins the text to its right up to 6 line heights
+away: a numbered heading set with a wide gap ("3␣␣␣␣MovieShots Dataset") is one heading.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ingest.models import Block, BlockKind
 from ingest.parse.layout import Item, Line
 from ingest.parse.tables import markdown_table
+from ingest.text import CN_NUM
 
 NEAR = 1.5  # line heights between pieces of one line of text
 TABLE_CELLS = 3  # short boxes a table row has at least
 CELL_CHARS = 12  # characters of a short box at most (a line of a column of text is longer)
 TABLE_ROWS = 3  # consecutive table rows that make a table
+LABEL_NEAR = 6.0  # line heights between a heading's number alone and its text
+LABEL = re.compile(rf"(\d{{1,2}}(\.\d{{1,3}})*\.?|第{CN_NUM}[编章节条])")
 
 
 @dataclass(eq=False)
@@ -91,7 +97,7 @@ def _join_row_pieces(boxes: list[Line]) -> list[Line]:
         host = next((line for line in lines
                      if min(line.y1, box.y1) - max(line.y0, box.y0) > 0.5 * min(
                          line.height, box.height)
-                     and -0.5 * line.height <= box.x0 - line.x1 <= NEAR * line.height), None)
+                     and -0.5 * line.height <= box.x0 - line.x1 <= _reach(line)), None)
         if host is None:
             lines.append(box)
             continue
@@ -103,6 +109,11 @@ def _join_row_pieces(boxes: list[Line]) -> list[Line]:
         host.size = host.y1 - host.y0
         host.in_margin = host.in_margin and box.in_margin
     return lines
+
+
+def _reach(line: Line) -> float:
+    """How far right of `line` a piece of its row may start and still continue it."""
+    return (LABEL_NEAR if LABEL.fullmatch(line.text.strip()) else NEAR) * line.height
 
 
 def _tables(rows: list[list[Line]]) -> list[OcrTable]:
