@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 # WPS cell pictures; 0.7: Latin OCR lines read by PP-OCRv6, tables in Office pictures by rows,
 # spanning title rows as captions, mail after </html>, UTF-16 mails, encoded .msg senders;
 # 0.8: white text on a transparent ground, a broken XML part of a deck or Word file repaired,
-# mail reports and receipts as body text, mails with a byte-order mark, Excel form controls
+# mail reports and receipts as body text, mails with a byte-order mark, Excel form controls,
+# a heading's number set apart in a scan read with its words
 PARSER_VERSION = "kbflow-parse@0.8"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
