@@ -460,6 +460,17 @@ def squeeze(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c)[0] in "LN")
 
 
+def window(line: str, rng: random.Random) -> str:
+    """A phrase of a line: 8 characters of a mostly Chinese line, else 5 words, from a random
+    place."""
+    if len(_CJK.findall(line)) * 2 >= len(squeeze(line)):
+        start = rng.randrange(max(len(line) - 8, 0) + 1)
+        return line[start:start + 8]
+    words = line.split()
+    start = rng.randrange(max(len(words) - 5, 0) + 1)
+    return " ".join(words[start:start + 5])
+
+
 def phrases(reference: str, seed: str) -> list[str]:
     rng = random.Random(seed)
     candidates = []
@@ -467,13 +478,7 @@ def phrases(reference: str, seed: str) -> list[str]:
         line = unicodedata.normalize("NFKC", line).strip()
         if len(squeeze(line)) < 6 or _PRINT_CODES.match(line):
             continue
-        if len(_CJK.findall(line)) * 2 >= len(squeeze(line)):
-            start = rng.randrange(max(len(line) - 8, 0) + 1)
-            candidates.append(line[start:start + 8])
-        else:
-            words = line.split()
-            start = rng.randrange(max(len(words) - 5, 0) + 1)
-            candidates.append(" ".join(words[start:start + 5]))
+        candidates.append(window(line, rng))
     candidates = [c for c in dict.fromkeys(candidates) if len(squeeze(c)) >= 4]
     text = "".join(line.strip() for line in reference.splitlines())
     if not candidates and len(_CJK.findall(text)) >= 6:

@@ -62,6 +62,18 @@ POOLINGS: dict[str, Callable[[np.ndarray, list[int]], np.ndarray]] = {
 }
 
 
+
+def best_of_three(runs: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Each run's best wall time of three rounds, the runs interleaved within a round (so a
+    change in load falls on all of them)."""
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(3):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
 def embedded_chunks(data_dir: Path) -> list[Chunk]:
     """The index's embedded chunks, one per content hash (the vector cache's key)."""
     manifest = ManifestStore(Settings(data_dir=data_dir).manifest)
@@ -249,12 +261,7 @@ def cost(data_dir: Path, n: int) -> list[str]:
             late_vectors(encoder, chunks, ["span mean + chunk CLS"])),
         "bge sentence vectors (a pass of their own)": lambda: encoder.encode_passages(said),
     }
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(3):
-        for name, run in runs.items():
-            started = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - started)
+    best = best_of_three(runs)
     floor = best["bge chunk vectors"]
     return [f"Cost, {len(chunks)} chunks of `{data_dir}`, best of three rounds", "",
             "| pass | s | × chunk pass |", "|---|---:|---:|"] + [

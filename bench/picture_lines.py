@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.format_public import _CJK, CORPUS, squeeze
+from bench.format_public import CORPUS, squeeze, window
 from bench.format_visible import READ_BY_HAND
 from ingest.chunk import chunk_document
 from ingest.parse import ParseError, parse_document, read_meta
@@ -51,13 +51,7 @@ def line_phrases(lines: list[str], seed: str) -> list[str]:
     for line in lines:
         if len(squeeze(line)) < MIN_CHARS:
             continue
-        if len(_CJK.findall(line)) * 2 >= len(squeeze(line)):
-            start = rng.randrange(max(len(line) - 8, 0) + 1)
-            out.append(line[start:start + 8])
-        else:
-            words = line.split()
-            start = rng.randrange(max(len(words) - 5, 0) + 1)
-            out.append(" ".join(words[start:start + 5]))
+        out.append(window(line, rng))
     return list(dict.fromkeys(p for p in out if len(squeeze(p)) >= MIN_CHARS))
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.late_sentences import embedded_chunks, probe_matrices
+from bench.late_sentences import best_of_three, embedded_chunks, probe_matrices
 from bench.realworld import SHARED
 from bench.sentence_student_train import KINDS, build, load, teacher, train
 from ingest.config import Settings
@@ -92,12 +92,7 @@ def cost(data_dir: Path, directory: Path, n: int) -> list[str]:
     for kind in KINDS:
         encode = student_encoder(directory, kind)
         runs[kind] = lambda encode=encode: encode(texts)  # type: ignore[misc]
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(3):
-        for name, run in runs.items():
-            started = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - started)
+    best = best_of_three(runs)
     base = best["teacher (bge int8)"]
     chars = sum(map(len, texts)) / len(texts)
     lines = [f"{len(texts)} law sentences ({chars:.0f} characters on average) of `{data_dir}`, "
