@@ -24,12 +24,12 @@ ZYTE = "scrapinghub/article-extraction-benchmark"
 
 
 def git_bytes(git: Path, path: str) -> bytes:
-    return subprocess.run(["git", "--git-dir", str(git), "show", f"HEAD:{path}"], check=True,
+    return subprocess.run(["git", "-C", str(git), "show", f"HEAD:{path}"], check=True,
                           capture_output=True).stdout
 
 
 def git_paths(git: Path, folder: str) -> list[str]:
-    return subprocess.run(["git", "--git-dir", str(git), "ls-tree", "-r", "--name-only",
+    return subprocess.run(["git", "-C", str(git), "ls-tree", "-r", "--name-only",
                            "HEAD", folder], check=True, capture_output=True,
                           text=True).stdout.split()
 
