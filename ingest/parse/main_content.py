@@ -45,7 +45,7 @@ CONTINUED_UP = 2  # boxes above a kept root whose siblings may carry the story o
 STORY_PARAGRAPH = 80  # characters of a paragraph that carries a story on
 MOSTLY = 0.9  # a container whose text is this much content is taken whole
 MAX_LINKS = 0.5  # a block mostly of link text ("相关阅读: …") is a menu, whatever trafilatura says
-MAX_SENTENCE_LINKS = 2
+MAX_SENTENCE_LINKS = 2  # links in a story's sentence kept though mostly link text
 MIN_LEAD_WORDS = 3  # words before a linked sentence's link ("Australian-born Assange faces")
 MIN_LEAD_CJK = 6  # or characters of a Chinese or Japanese lead
 _SENTENCE_END = (".", "!", "?", "。", "！", "？", ".\"", ".”", "。」")
@@ -70,8 +70,8 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
             if links.get(unit, 0) <= MAX_LINKS * text.get(unit, 0) or _linked_sentence(unit):
                 units[unit] = None
     roots = _outermost(_widened(_with_headings(_outermost(units), body), body, text, links))
-    more = set(_continued(roots, text, links))
-    roots = _outermost([e for e in body.iter(etree.Element) if e in more or e in roots])
+    more = {*roots, *_continued(roots, text, links)}
+    roots = _outermost([e for e in body.iter(etree.Element) if e in more])
     kept = sum(text.get(root, 0) for root in roots)
     if kept < MIN_KEPT and kept < MIN_SHARE * text[body]:
         return [body]
