@@ -130,3 +130,14 @@ def test_a_story_cut_into_boxes_between_ads_is_read_on_to_its_end() -> None:
         assert phrase in text
     for related in ("YouTubers must unionize", "More Great WIRED Stories"):
         assert related not in text
+
+
+def test_a_rubys_reading_does_not_split_the_words_it_annotates() -> None:
+    """nhk.or.jp.k100.html: NHK's easy Japanese news writes each kanji's reading above it
+    (<ruby>子<rt>こ</rt></ruby>ども); read inline it made "子こども", and not one of the
+    annotators' article phrases matched."""
+    text = "\n".join(b.text for b in parse("nhk.or.jp.k100.html").blocks)
+    for phrase in ("子どもへの虐待をなくすための法律ができて、親が子どもを教育するために、",
+                   "法律では虐待をした親に専門家が子どもの育て方を"):  # trafilatura's annotators'
+        assert phrase in text
+    assert "子こども" not in text
