@@ -302,6 +302,9 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
             ("spacenews.com", "d1c57d7821e5a5b27fb468c59489601bb2a042b1c05221166e3221d2b5dc217f"),
             ("bigbrandsystem.com",
              "c582d3b772578e8feaa3cfd8f5ae8100bb6f0bc66048204a9a398395841c1164"))]),
+    # NetEase (163.com) finance news in GBK with the text cx-extractor-python's author kept
+    "cx-extractor": ("chrislinan/cx-extractor-python", "MIT", [
+        (f"RawHtml/{n}.html", f"163-{n}.html") for n in (1, 9, 17, 25, 33, 41, 49, 57, 65)]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

@@ -1,16 +1,18 @@
 """HTML main content on whole sets of saved pages whose main content their project's test
-gives as text: newspaper's (about 150 pages) and Zyte's article-extraction-benchmark (181
-pages, each article body annotated by a person).
+gives as text: newspaper's (about 150 pages), Zyte's article-extraction-benchmark (181
+pages, each article body annotated by a person) and cx-extractor-python's (74 Chinese news
+pages).
 
-    .venv/bin/python -m bench.html_sets [--set newspaper|article-extraction] [--per-page]
+    .venv/bin/python -m bench.html_sets [--set NAME] [--per-page]
 
-The pages and their expected text are read at run time from the bare git directories the
-search tool's `fetch` leaves (bench/page_references), never copied here (bench/format_public
-holds 12 of each). Scored as bench/html_readability scores readability's pages: recall of up to
-40 phrases of the expected lines found in kbflow's blocks, precision as the share of kbflow's
-block characters in lines of the expected text (the page's headline is not in either
-reference, so a page's precision is a little under what a reader would judge). Macro averages;
-dev = two thirds by name, held-out = every third (nothing tuned on it); CJK pages apart.
+The pages and their expected text are read at run time from the bare git directories the search
+tool's `fetch` leaves (bench/page_references), never copied here (bench/format_public holds 12
+of newspaper's and Zyte's, 9 of cx-extractor's). Scored as bench/html_readability scores
+readability's pages: recall of up to 40 phrases of the expected lines found in kbflow's blocks,
+precision as the share of kbflow's block characters in lines of the expected text (the page's
+headline is in none of the references, so a page's precision is a little under what a reader
+would judge). Macro averages; dev = two thirds by name, held-out = every third (nothing tuned
+on it); CJK pages apart.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from bench import html_readability, page_references
 from bench.html_readability import squeeze, summary
 
 MIRRORS = Path("/work/.mirror")
-FOLDERS = {"newspaper": "tests/data/html", "article-extraction": "html"}
+FOLDERS = {"newspaper": "tests/data/html", "article-extraction": "html",
+           "cx-extractor": "RawHtml"}
 
 
 def pages(name: str) -> dict[str, tuple[bytes, str]]:

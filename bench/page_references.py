@@ -4,8 +4,12 @@ newspaper's tests (codelucas/newspaper, MIT) pair each saved page `tests/data/ht
 with the article text its test expects (`tests/data/text/X.txt`; a language's page
 `chinese_article.html` with `chinese.txt`). Zyte's article-extraction-benchmark
 (scrapinghub/article-extraction-benchmark, MIT) gives each gzipped page `html/<hash>.html.gz`
-a person's annotation of its article body (`ground-truth.json`, `articleBody`). Both are
-independent of kbflow and of Readability (bench/format_public's other web-page reference).
+a person's annotation of its article body (`ground-truth.json`, `articleBody`).
+chrislinan/cx-extractor-python (MIT) pairs 74 saved NetEase (163.com) finance news pages in GBK,
+`RawHtml/N.html`, with the article text its line-block extractor gave and its author kept
+(`Text/N.txt`). All are independent of kbflow and of Readability (bench/format_public's other
+web-page reference); newspaper's and cx-extractor's are an extractor's output a person
+accepted, Zyte's a person's annotation.
 Read from the bare git directories the search tool's `fetch` leaves; bench/format_public
 stores the expected text beside a page it copies, bench/html_sets scores whole sets.
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 
 NEWSPAPER = "codelucas/newspaper"
 ZYTE = "scrapinghub/article-extraction-benchmark"
+CX = "chrislinan/cx-extractor-python"
 
 
 def git_bytes(git: Path, path: str) -> bytes:
@@ -64,8 +69,17 @@ def zyte_text(git: Path, path: str) -> str:
     return _zyte_truth(git).get(Path(path).name.split(".")[0], {}).get("articleBody", "")
 
 
+def cx_text(git: Path, path: str) -> str:
+    """cx-extractor-python's text of `RawHtml/N.html` (`Text/N.txt`, GBK as its pages)."""
+    try:
+        return git_bytes(git, f"Text/{Path(path).stem}.txt").decode("gb18030")
+    except subprocess.CalledProcessError:
+        return ""
+
+
 # collection or set -> (repository, expected text of a page's path in it)
 EXPECTED: dict[str, tuple[str, Callable[[Path, str], str]]] = {
     "newspaper": (NEWSPAPER, newspaper_text),
     "article-extraction": (ZYTE, zyte_text),
+    "cx-extractor": (CX, cx_text),
 }
