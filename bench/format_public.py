@@ -25,13 +25,15 @@ leaves under /work/.mirror (test documents only).
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
 (`tika-app -t`, from Maven Central: `mvn dependency:get -Dartifact=org.apache.tika:tika-app:
 2.9.2`; it reads embedded attachments too), or for OFD, which Tika does not read, every
-TextCode of the pages and their templates in file order. Tika OCRs pictures and scanned
-PDF pages with Tesseract (English; Debian's tesseract-ocr), a different engine from kbflow's;
-a picture of Chinese text is read by Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
+TextCode of the pages and their templates in file order. Tika OCRs pictures and scanned PDF
+pages with Tesseract (English; Debian's tesseract-ocr), a different engine from kbflow's; a
+picture of Chinese text is read by Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
 page's reference is Tika's text of readability's expected main content of it, not of the whole
-page (menus and footers are not what a reader of the article sees). chardet's files are decoded
-with the encoding their test folder declares, not guessed by Tika, as are other projects'
-text files whose test declares theirs (`DECLARED_FILES`). Up to 25 phrases per file
+page (menus and footers are not what a reader of the article sees); for newspaper's and Zyte's
+pages (sixth round, held-out play for web pages), the main content their own test expects, as
+text (bench/page_references.py; Zyte's gzipped pages are stored unpacked). chardet's files are
+decoded with the encoding their test folder declares, not guessed by Tika, as are other
+projects' text files whose test declares theirs (`DECLARED_FILES`). Up to 25 phrases per file
 are sampled from its lines (8 characters of a CJK line, 5 words of another), seeded by the
 file's name. A phrase is recalled when it occurs in the text of the file's chunks (chunk text,
 prefix and title path), compared on letters and digits only (NFKC, lowercased): table pipes,
@@ -68,7 +70,7 @@ from pathlib import Path
 import lxml.html
 from lxml import etree
 
-from bench import format_visible, write_section
+from bench import format_visible, page_references, write_section
 from bench.format_report import SECTION, FileResult, report
 from ingest.chunk import chunk_document
 from ingest.parse import ParseError, parse_document, read_meta
@@ -330,6 +332,34 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         for name in ("mail_test_12", "mail_test_9", "mail_test_10", "mail_test_7",
                      "mail_test_17", "mail_test_5", "mail_test_3", "mail_malformed_1",
                      "mail_malformed_2", "mail_outlook_1")]),
+    # held-out play for web pages (2026-12-05): saved pages whose own project's test gives
+    # their main content as text (bench/page_references): newspaper's (Chinese, Japanese,
+    # Thai, Arabic, Spanish news, a research note, tutorials) and Zyte's benchmark's, a
+    # person's annotation (company news and blogs, a Korean theatre page, a German agency's)
+    "newspaper": ("codelucas/newspaper", "MIT", [f"tests/data/html/{p}.html" for p in (
+        "chinese_article", "japanese_article", "japanese_article2", "thai_article",
+        "spanish_article", "arabic_article", "pewresearch.org1", "sitepoint.com1",
+        "technologyreview.com1", "parsely.com1", "wnet.org1", "usnews.com1")]),
+    "article-extraction": ("scrapinghub/article-extraction-benchmark", "MIT", [
+        (f"html/{digest}.html.gz", f"{site}-{digest[:8]}.html") for site, digest in (
+            ("ascom.com", "c69e539d689a8335a69042727f1b58edab09d5d99fb607ec625a63151a537dc2"),
+            ("comwrap.com", "ba07d1e64775f4090e39116c382111f5a2cfe9528dd179673f4e9bfcea370c15"),
+            ("my6sense.com", "57e2e98887a1965689955921208e32f410b10e2b95c907e74e57982d3edf3cc6"),
+            ("givewell.org", "ad9e9e596f21a6812fae27b5d9d622359826c368e471d7d5ff9ac4676eaac9cd"),
+            ("expapp.com", "4648a420af9984d45b76a4afedf4f74965f8a2e0bf1c69bd3da2dc189020f3c9"),
+            ("lhpat-tm.com", "85439e26c41c75901820d01a13e8cea7836abb58635ea3986f71a163ab0311d3"),
+            ("entermedia.co.kr",
+             "0ec95c7261d122f304728e90c983450ef1ce1e0b423546835c397d50aaf0d0f2"),
+            ("bbc.com", "c7e39ac49fa1235f5d50f83bf2444248bd3aa4e6df044377916c812dd109ba23"),
+            ("pv-magazine.com",
+             "b0cf2bbf0192315eec95ede9c59bbf4ae58699275739d590edc24b012e3e8800"),
+            ("healthline.com", "e593d7fe88f9f5cd6587ac172be2db6055d40b6f071023f97ab1ce373534261e"),
+            ("spacenews.com", "d1c57d7821e5a5b27fb468c59489601bb2a042b1c05221166e3221d2b5dc217f"),
+            ("bigbrandsystem.com",
+             "c582d3b772578e8feaa3cfd8f5ae8100bb6f0bc66048204a9a398395841c1164"))]),
+    # NetEase (163.com) finance news in GBK with the text cx-extractor-python's author kept
+    "cx-extractor": ("chrislinan/cx-extractor-python", "MIT", [
+        (f"RawHtml/{n}.html", f"163-{n}.html") for n in (1, 9, 17, 25, 33, 41, 49, 57, 65)]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -385,8 +415,12 @@ def collect(only: list[str] | None = None, corpus: Path = CORPUS,
         for entry in paths:
             path, name = entry if isinstance(entry, tuple) else (entry, Path(entry).name)
             (target / name).write_bytes(_git_epub(git, path) if path.endswith("/")
-                                         else _git_bytes(git, path))
+                                         else page_references.page_bytes(git, path))
             rows.append(f"| {collection}/{name} | {repo} @ {commit[:12]} | {path} | {licence} |")
+            if collection in page_references.EXPECTED:  # the reference: its test's text
+                expected = corpus / "_expected" / collection / f"{name}.txt"
+                expected.parent.mkdir(parents=True, exist_ok=True)
+                expected.write_text(page_references.EXPECTED[collection][1](git, path), "utf-8")
             if collection == "readability":  # the reference: the page's expected main content
                 expected = corpus / "_expected" / collection / name
                 expected.parent.mkdir(parents=True, exist_ok=True)
@@ -397,7 +431,9 @@ def collect(only: list[str] | None = None, corpus: Path = CORPUS,
     provenance.write_text(
         "# Public test documents for bench/format_public.py (unchanged bytes)\n\n"
         "Held out: every third file of each collection, sorted by name (see the bench). "
-        "`_expected/readability/` holds each page's expected.html (its reference).\n\n"
+        "`_expected/readability/` holds each page's expected.html (its reference), "
+        "`_expected/newspaper/` and `_expected/article-extraction/` the text their project's "
+        "test expects (bench/page_references.py).\n\n"
         "| file | repository @ commit | path | licence |\n|---|---|---|---|\n"
         + "\n".join(rows) + "\n" + notes, encoding="utf-8")
 
@@ -499,6 +535,8 @@ def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
         return ofd_text(path)
     if collection == "chardet":
         return declared_text(path)
+    if collection in page_references.EXPECTED:
+        return (EXPECTED / collection / f"{path.name}.txt").read_text("utf-8")
     if path.name in DECLARED_FILES:
         return path.read_bytes().decode(DECLARED_FILES[path.name])
     if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
@@ -513,7 +551,8 @@ def _tika_input(collection: str, path: Path) -> Path | None:
     readability's pages; none where the reference is made otherwise."""
     if collection == "readability":
         return EXPECTED / collection / path.name
-    if (path.suffix == ".ofd" or collection == "chardet" or path.name in OCR_LANGUAGES
+    if (path.suffix == ".ofd" or collection in {"chardet", *page_references.EXPECTED}
+            or path.name in OCR_LANGUAGES
             or path.name in DECLARED_FILES):
         return None
     return path

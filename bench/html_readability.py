@@ -102,11 +102,19 @@ def phrases(expected: list[str], name: str) -> list[str]:
 def score(files: dict[str, bytes], name: str) -> dict[str, float]:
     expected = lines(files["expected.html"])
     meta = json.loads(files.get("expected-metadata.json", b"{}"))
-    allowed = squeeze("\n".join(expected)) + "|" + "|".join(
-        squeeze(str(meta.get(k) or "")) for k in ("title", "byline", "excerpt"))
-    result = parse_html(files["source.html"], ParseLimits())
+    return score_page(files["source.html"], expected, name, [
+        str(meta.get(k) or "") for k in ("title", "byline", "excerpt")])
+
+
+def score_page(source: bytes, expected: list[str], name: str,
+               also: list[str]) -> dict[str, float]:
+    """Recall and precision of kbflow's blocks of a page against its expected lines (`also`:
+    text the reference keeps apart from them, e.g. its title, which kbflow may keep)."""
+    allowed = squeeze("\n".join(expected)) + "|" + "|".join(squeeze(a) for a in also)
+    result = parse_html(source, ParseLimits())
     blocks = result.blocks
-    kept = [squeeze(b.text) for b, after in zip(blocks, [*blocks[1:], None], strict=True)
+    kept = [squeeze(b.text) for b, after in zip(blocks, [*blocks[1:], None][:len(blocks)],
+                                                 strict=True)
             if b.kind != BlockKind.TABLE or after is None or after.kind != BlockKind.TABLE_ROW]
     text = "|".join(kept)
     wanted = phrases(expected, name)

@@ -13,7 +13,6 @@ import json
 import logging
 import shutil
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pymupdf
 import uvicorn
+from debian_packages import installed
 
 from flows.api import build_app
 from flows.serving import server_config
@@ -99,13 +99,6 @@ def serving(settings: Settings) -> Iterator[str]:
 
 
 def chromium() -> Path:
-    """Debian's chromium, installed with apt-get when missing (as deploy/local/engines.sh
-    installs PostgreSQL); Playwright drives it, nothing is downloaded by Playwright."""
-    if not CHROMIUM.exists():
-        if shutil.which("apt-get") is None:
-            raise RuntimeError("chromium is missing and apt-get is not available: install "
-                               "Debian's chromium package")
-        subprocess.run(["apt-get", "update", "-q"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends",
-                        "chromium", "fonts-noto-cjk"], check=True)
-    return CHROMIUM
+    """Debian's chromium (with a CJK font for the Chinese pages); Playwright drives it, nothing
+    is downloaded by Playwright."""
+    return installed(CHROMIUM, "chromium", "fonts-noto-cjk")

@@ -9,12 +9,11 @@ import io
 import time
 from pathlib import Path
 
+from debian_packages import cjk_font
 from PIL import Image, ImageDraw, ImageFont
 
 from ingest.models import ParsedDocument
 from ingest.parse import ParseLimits, parse_document, read_meta
-
-FONT = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 
 
 def parse(path: Path, limits: ParseLimits | None = None) -> tuple[ParsedDocument, float]:
@@ -26,7 +25,7 @@ def parse(path: Path, limits: ParseLimits | None = None) -> tuple[ParsedDocument
 
 def fax(path: Path, pages: list[str], side: tuple[int, int]) -> Path:
     """A Group 4 multi-page TIFF as fax software writes it; an empty string is a blank page."""
-    font = ImageFont.truetype(FONT, 40)
+    font = ImageFont.truetype(cjk_font(), 40)
     frames = []
     for text in pages:
         frame = Image.new("1", side, 1)

@@ -77,3 +77,46 @@ def test_collecting_one_collection_keeps_every_other_row(tmp_path: Path, collect
     assert new[collection] == [r.replace(r.split(" @ ")[1][:12], commit[:12])
                                for r in old[collection] if r not in made_here] + made_here
     assert len(made_here) == (collection == "metafiles")
+
+
+def test_a_page_whose_test_gives_its_text_is_collected_with_that_text(tmp_path: Path) -> None:
+    """Zyte's pages are stored gzipped with a person's article body in ground-truth.json:
+    collected unpacked, with that body as the reference beside them; newspaper's test text
+    that is, in capitals, the reason newspaper fails on a page is no reference."""
+    import gzip
+    import json
+
+    from bench import page_references
+
+    _, _, paths = SOURCES["article-extraction"]
+    mirror = tmp_path / "mirrors" / "scrapinghub+article-extraction-benchmark" / "repo"
+    (mirror / "html").mkdir(parents=True)
+    truth = {}
+    for number, entry in enumerate(paths):
+        assert isinstance(entry, tuple)
+        (mirror / entry[0]).write_bytes(gzip.compress(f"<p>页面 {number}</p>".encode()))
+        truth[Path(entry[0]).name.split(".")[0]] = {"articleBody": f"正文 {number}\n\nmore"}
+    (mirror / "ground-truth.json").write_text(json.dumps(truth), "utf-8")
+    git(mirror, "init", "-q")
+    git(mirror, "add", ".")
+    git(mirror, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "x")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(CORPUS / "PROVENANCE.md", corpus)
+    collect(["article-extraction"], corpus, tmp_path / "mirrors")
+    stored = paths[1][1] if isinstance(paths[1], tuple) else ""
+    assert (corpus / "article-extraction" / stored).read_bytes() == "<p>页面 1</p>".encode()
+    assert (corpus / "_expected" / "article-extraction" / f"{stored}.txt").read_text(
+        "utf-8") == "正文 1\n\nmore"
+
+    news = tmp_path / "news"
+    (news / "tests/data/text").mkdir(parents=True)
+    (news / "tests/data/text/a.com1.txt").write_text("MISSED LAST PARAGRAPH\n", "utf-8")
+    (news / "tests/data/text/chinese.txt").write_text("香港行政长官\n\nNEW YORK (AP) — x", "utf-8")
+    git(news, "init", "-q")
+    git(news, "add", ".")
+    git(news, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "x")
+    assert page_references.newspaper_text(news, "tests/data/html/a.com1.html") == ""
+    assert page_references.newspaper_text(news, "tests/data/html/b.com1.html") == ""
+    assert page_references.newspaper_text(news, "tests/data/html/chinese_article.html") == (
+        "香港行政长官\n\nNEW YORK (AP) — x")

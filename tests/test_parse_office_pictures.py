@@ -11,6 +11,7 @@ from pathlib import Path
 import docx
 import openpyxl
 import pptx
+from debian_packages import cjk_font
 from docx.shared import Cm
 from openpyxl.drawing.image import Image as SheetImage
 from PIL import Image, ImageDraw, ImageFont
@@ -20,13 +21,13 @@ from pptx.util import Inches
 from ingest.models import ParsedDocument
 from ingest.parse import ParseLimits, parse_document, read_meta
 
-FONT = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 NOTICE = "报销截止日期为每月二十五日"
 
 
 def picture(text: str, size: tuple[int, int] = (900, 160), fmt: str = "PNG") -> io.BytesIO:
     image = Image.new("RGB", size, "white")
-    ImageDraw.Draw(image).text((30, 40), text, font=ImageFont.truetype(FONT, 56), fill="black")
+    font = ImageFont.truetype(cjk_font(), 56)
+    ImageDraw.Draw(image).text((30, 40), text, font=font, fill="black")
     data = io.BytesIO()
     image.save(data, fmt)
     data.seek(0)
@@ -64,7 +65,7 @@ def test_pptx_white_label_on_a_transparent_ground_is_read(tmp_path: Path) -> Non
     white_font_color_transparent.png is one): laid on white it is a blank picture, on black it
     reads as the slide shows it."""
     label = Image.new("RGBA", (900, 160), (255, 255, 255, 0))
-    ImageDraw.Draw(label).text((30, 40), NOTICE, font=ImageFont.truetype(FONT, 56),
+    ImageDraw.Draw(label).text((30, 40), NOTICE, font=ImageFont.truetype(cjk_font(), 56),
                                fill=(255, 255, 255, 255))
     data = io.BytesIO()
     label.save(data, "PNG")

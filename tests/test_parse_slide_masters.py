@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pptx
 import pytest
+from debian_packages import cjk_font
 from PIL import Image, ImageDraw, ImageFont
 from pptx.parts.slide import BaseSlidePart
 from pptx.presentation import Presentation as PresentationFile
@@ -26,13 +27,13 @@ from pptx.util import Inches
 from ingest.models import ParsedDocument
 from ingest.parse import ParseLimits, parse_document, read_meta
 
-FONT = "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"
 STAMP, DEPARTMENT = "华东集团 机密文件", "人力资源部 内部培训"
 
 
 def picture(text: str) -> bytes:
     image = Image.new("RGB", (900, 160), "white")
-    ImageDraw.Draw(image).text((30, 40), text, font=ImageFont.truetype(FONT, 56), fill="black")
+    font = ImageFont.truetype(cjk_font(), 56)
+    ImageDraw.Draw(image).text((30, 40), text, font=font, fill="black")
     data = io.BytesIO()
     image.save(data, "PNG")
     return data.getvalue()

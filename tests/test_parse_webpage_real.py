@@ -106,3 +106,38 @@ def test_an_article_whose_wrapper_is_named_a_sidebar_is_found_again() -> None:
     for phrase in ("LANGE NACHT JUNGER LITERATUR UND MUSIK", "Sharen mit:", "Ähnliche Beiträge"):
         assert phrase not in text
     assert doc.report.chars_indexed < 0.5 * doc.report.chars_seen
+
+
+def test_a_box_named_for_the_sidebar_it_holds_is_not_a_sidebar() -> None:
+    """newspaper-self.com1.html: the post sits in a layout box "row-fluid
+    float-sidebar-container" beside its sidebar; read as a sidebar, the article was lost and
+    the page came out as the site's menus."""
+    text = "\n".join(b.text for b in parse("newspaper-self.com1.html").blocks)
+    for phrase in ("Blair Waldorf who? The headband has come a long way",  # newspaper's text
+                   "Make It the Focal Point: With a piece of bling like Taylor"):
+        assert phrase in text
+    assert "Best Stretches For Flexibility" not in text  # the sidebar itself stays out
+
+
+def test_a_story_cut_into_boxes_between_ads_is_read_on_to_its_end() -> None:
+    """zyte-wired-neo-banks.html: the magazine cuts its story into "article chunks" of one
+    class between ad rails; trafilatura finds only the first, and half the story was lost.
+    Its "More Great WIRED Stories" list in the last chunk stays out."""
+    text = "\n".join(b.text for b in parse("zyte-wired-neo-banks.html").blocks)
+    for phrase in ("In fact, we can use the evolution of the gig economy as a case study",
+                   "But there are two problems with this potential disruption.",
+                   "A second problem is more serious."):  # the annotated article body
+        assert phrase in text
+    for related in ("YouTubers must unionize", "More Great WIRED Stories"):
+        assert related not in text
+
+
+def test_a_rubys_reading_does_not_split_the_words_it_annotates() -> None:
+    """nhk.or.jp.k100.html: NHK's easy Japanese news writes each kanji's reading above it
+    (<ruby>子<rt>こ</rt></ruby>ども); read inline it made "子こども", and not one of the
+    annotators' article phrases matched."""
+    text = "\n".join(b.text for b in parse("nhk.or.jp.k100.html").blocks)
+    for phrase in ("子どもへの虐待をなくすための法律ができて、親が子どもを教育するために、",
+                   "法律では虐待をした親に専門家が子どもの育て方を"):  # trafilatura's annotators'
+        assert phrase in text
+    assert "子こども" not in text

@@ -1,12 +1,14 @@
 """Parts of an article that trafilatura leaves out of its text but a company's reader asks
 about: picture captions inside the story, the dateline, byline or editor line at its head or
-tail, an infobox's facts beside it and its own table of contents. Each is found by its kind,
-next to the content main_content picked, never as a guess over the whole page, so that
-navigation, site-wide link lists, comment threads and "related stories" stay out.
+tail, an infobox's facts beside it, its own table of contents and a roundup's linked item
+heads. Each is found by its kind, next to the content main_content picked, never as a guess
+over the whole page, so that navigation, site-wide link lists, comment threads and "related
+stories" stay out.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from lxml import etree, html
@@ -18,6 +20,7 @@ MAX_LINE = 80  # characters of a dateline, byline or editor line
 NEAR = 3  # lines before the article's first and after its last searched for one
 UP = 3  # boxes searched for the article's head: its own, and up to two around it
 MAX_LINKS = 0.5
+HEAD_TOLD = 0.6  # share of a roundup item's linked head that its paragraph says
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?")
 _BYLINE = re.compile(
@@ -40,7 +43,7 @@ def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: C
     container = _container(roots, text)
     return [*_captions(body, roots, order, taken), *_bylines(container, inside, text, links),
             *_infoboxes(container, taken, text, links),
-            *_contents(container, roots, taken, text)]
+            *_contents(container, roots, taken, text), *_item_heads(inside, taken, text, links)]
 
 
 def _container(roots: list[html.HtmlElement], text: Counts) -> html.HtmlElement:
@@ -99,6 +102,34 @@ def _bylines(container: html.HtmlElement, inside: set[html.HtmlElement], text: C
             links[own] = sum(len(a.text_content()) for a in own.iter("a"))
             found.append(own)
     return found
+
+
+def _item_heads(inside: set[html.HtmlElement], taken: set[html.HtmlElement], text: Counts,
+                links: Counts) -> list[html.HtmlElement]:
+    """The linked heads of a roundup's items ("<p><a>证监会：继续推进长期资金入市</a></p>" before
+    the paragraph telling it): a paragraph that is one short link, right before a kept
+    paragraph that says most of its words. A related-story link beside the story says other
+    things, and stays out."""
+    found = []
+    for paragraph in (e for e in inside if e.tag == "p"):
+        head = paragraph.getprevious()
+        if (head is None or head.tag != "p" or head in taken or len(head.findall(".//a")) != 1
+                or not 0 < text.get(head, 0) <= MAX_LINE
+                or links.get(head, 0) < text.get(head, 0)):
+            continue
+        words = _words(head.text_content())
+        told = _words(paragraph.text_content())
+        if words and len(words & told) >= HEAD_TOLD * len(words):
+            found.append(head)
+    return found
+
+
+def _words(text: str) -> set[str]:
+    """A text's words: pairs of CJK characters, else words of four letters or more."""
+    han = [c for c in text if "\u3040" <= c <= "\u9fff"]
+    if len(han) * 2 >= len(text.replace(" ", "")):
+        return {a + b for a, b in itertools.pairwise(han)}
+    return {w.lower() for w in re.findall(r"\w{4,}", text)}
 
 
 def _first_run(line: html.HtmlElement) -> list[html.HtmlElement]:

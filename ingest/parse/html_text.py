@@ -36,6 +36,9 @@ from ingest.parse.tables import (
 from ingest.text import join_lines, normalize
 
 NOT_TEXT = ("script", "style", "noscript", "template")  # code, not text: dropped uncounted
+# a ruby's reading (furigana, pinyin) shown above its words: read inline it splits each word it
+# annotates ("子<rt>こ</rt>ども" read "子こども"), so the words are kept and the reading is not
+RUBY_READING = ("rt", "rp")
 # Elements a browser lays out as blocks (their own lines); any other tag, unknown ones
 # included (<o:p>, <st1:chsdate> of Word's HTML), is inline.
 BLOCK_TAGS = frozenset({
@@ -57,8 +60,9 @@ _NO_ALT = re.compile(r"(?i)^(?:.*\.(?:png|jpe?g|gif|bmp|svg|webp|tiff?|ico)|\w+:
 
 
 def read_html(markup: bytes | str, encoding: str | None = None) -> html.HtmlElement:
-    """The document tree without comments, processing instructions, scripts and styles; a
-    ParseError when libxml2 stopped reading at its depth limit (the rest would be lost)."""
+    """The document tree without comments, processing instructions, scripts, styles and ruby
+    readings; a ParseError when libxml2 stopped reading at its depth limit (the rest would be
+    lost)."""
     parser = html.HTMLParser(encoding=encoding, no_network=True, remove_comments=True,
                              remove_pis=True)
     markup = (_END_TAGS.sub("", markup) if isinstance(markup, str)
@@ -68,7 +72,7 @@ def read_html(markup: bytes | str, encoding: str | None = None) -> html.HtmlElem
     if limit is not None:
         reason = limit.message.split(",")[0]  # "Excessive depth in document: 256"
         raise ParseError(f"HTML page is beyond the parser's limits, not read to its end: {reason}")
-    etree.strip_elements(tree, *NOT_TEXT, with_tail=False)
+    etree.strip_elements(tree, *NOT_TEXT, *RUBY_READING, with_tail=False)
     return tree
 
 

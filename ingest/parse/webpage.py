@@ -26,6 +26,8 @@ _SECTIONING = {"article", "section", "main"}  # a header or footer inside one be
 _NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
           (re.compile(r"side-?bar", re.I), "sidebar"),
           (re.compile(r"cookie|consent|footer", re.I), "boilerplate"))
+# A layout box holding a sidebar beside the story, not the sidebar ("float-sidebar-container")
+_HOLDER = re.compile(r"(?:with|has)-side-?bar$|[\w-]*side-?bar-(?:container|layout)$", re.I)
 # Before a site's name in a <title>: " - ", " | ", " — " (spaced), or "|", "｜", "_" anywhere.
 _TITLE_SEPARATOR = re.compile(r"\s+[-–—|·]\s+|\s*[|｜_]\s*")
 
@@ -136,7 +138,8 @@ def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str 
         return "hidden"
     if tag == "form":
         return "form"
-    names = " ".join(element.get(a) or "" for a in ("id", "class", "aria-label"))
+    names = " ".join(word for a in ("id", "class", "aria-label")
+                     for word in (element.get(a) or "").split() if not _HOLDER.match(word))
     return next((kind for pattern, kind in _NAMED if pattern.search(names)), None)
 
 
