@@ -81,6 +81,11 @@ MIRRORS = Path("/work/.mirror")
 EXPECTED = CORPUS / "_expected"
 DEFAULT_TIKA = Path.home() / ".m2/repository/org/apache/tika/tika-app/2.9.2/tika-app-2.9.2.jar"
 PHRASES_PER_FILE = 25
+# uchardet's test texts: the folder is the language, the name the encoding
+_UCHARDET = (("ja", "euc-jp"), ("ja", "iso-2022-jp"), ("ja", "shift_jis"), ("ja", "utf-16be"),
+             ("zh", "big5"), ("zh", "gb18030"), ("ko", "iso-2022-kr"), ("ru", "koi8-r"),
+             ("el", "windows-1253"), ("he", "windows-1255"), ("pl", "iso-8859-2"),
+             ("tr", "iso-8859-9"))
 # collection -> (repository, licence, paths)
 SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "tika": ("apache/tika", "Apache-2.0", []),  # filled from the mirror by name (long paths)
@@ -277,6 +282,56 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
              "disposition-notification.eml"),
             ("messages/missing-subtype.txt", "missing-subtype.eml"),
             ("messages/multipart-related-mhtml.txt", "multipart-related-mhtml.eml"))]),
+    # held-out play, third (2026-12-05), mail, PDF, OFD, pictures, EPUB and text of six
+    # projects never used before: the Ruby mail gem's mails (ISO-2022-JP, Shift-JIS, EUC-KR,
+    # attached PDFs and mails, uuencode, broken headers), py-pdf's sample PDFs (Google Docs,
+    # LibreOffice, LaTeX, a fax scan, an attachment), ofdbox's Chinese OFD and PDF (made by
+    # Suwell and Foxit, a rotated page), EasyOCR's photos (Chinese, Japanese, signs), uchardet's
+    # texts (the folder and name declare the encoding) and IDPF's EPUB 3 samples (a Japanese
+    # novel; a folder is packed as its .epub, mimetype first, as the project's pack script does)
+    "mail-gem": ("mikel/mail", "MIT", [f"spec/fixtures/emails/{p}.eml" for p in (
+        "multi_charset/japanese", "multi_charset/japanese_iso_2022",
+        "multi_charset/japanese_shift_jis", "multi_charset/japanese_attachment",
+        "multi_charset/japanese_attachment_long_name", "multi_charset/ks_c_5601-1987",
+        "attachment_emails/attachment_pdf", "attachment_emails/attachment_message_rfc822",
+        "attachment_emails/attachment_with_encoded_name",
+        "attachment_emails/attachment_nonascii_filename", "mime_emails/raw_email2",
+        "mime_emails/raw_email_with_nested_attachment", "multipart_report_emails/report_422",
+        "error_emails/content_transfer_encoding_x_uuencode", "error_emails/encoding_madness",
+        "error_emails/content_transfer_encoding_with_8bits", "plain_emails/raw_email_reply")]),
+    "pypdf-samples": ("py-pdf/sample-files", "CC-BY-SA-4.0", [
+        "011-google-doc-document/google-doc-document.pdf",
+        "012-libreoffice-form/libreoffice-form.pdf", "026-latex-multicolumn/multicolumn.pdf",
+        "004-pdflatex-4-pages/pdflatex-4-pages.pdf",
+        "014-outlines/mistitled_outlines_example.pdf",
+        "007-imagemagick-images/imagemagick-CCITTFaxDecode.pdf",
+        "025-attachment/with-attachment.pdf", "013-reportlab-overlay/reportlab-overlay.pdf",
+        "021-pdfa/crazyones-pdfa.pdf", "022-pdfkit/pdfkit.pdf"]),
+    "ofdbox": ("QAQtutu/ofdbox", "Apache-2.0", [f"converter/src/test/resources/{p}" for p in (
+        "旋转测试.ofd", "font/字体测试-数科.ofd", "font/字体测试-福昕.ofd", "font/字体测试.pdf",
+        "font/字体测试-数科.pdf")]),
+    "easyocr": ("JaidedAI/EasyOCR", "Apache-2.0", [f"examples/{p}" for p in (
+        "chinese.jpg", "japanese.jpg", "french.jpg", "english.png", "example.png",
+        "example2.png", "example3.png", "width_ths.png")]),
+    "uchardet": ("freedesktop/uchardet", "MPL-1.1", [
+        (f"test/{lang}/{enc}.txt", f"{lang}_{enc}.txt") for lang, enc in _UCHARDET]),
+    "epub3-samples": ("IDPF/epub3-samples", "CC-BY-SA-3.0", [
+        (f"30/{name}/", f"{name}.epub") for name in (
+            "kusamakura-preview", "childrens-literature", "trees", "sous-le-vent")]),
+    # msgreader's Outlook items (a Japanese developer's: CJK, code page 932 without Unicode,
+    # mails inside mails, a memo, an appointment, a contact, voting buttons, the new Outlook)
+    # and SpamScope mail-parser's real mails (GB2312 Chinese, Italian with attachments, a
+    # bounce, malformed ones; stored as .eml, its Outlook one as .msg)
+    "msgreader": ("HiraokaHyperTools/msgreader", "Apache-2.0", [f"test/{p}.msg" for p in (
+        "Hello +CJK", "nonUnicodeCP932", "nonUnicodeMail", "msgInMsg", "msgInMsgInMsg",
+        "attachAndInline", "attachmentFiles", "A memo", "A schedule", "Friday Lunch", "sent2",
+        "test2", "unicode1", "voteItems", "Outer mail", "newOutlook Microsoft Outlook test",
+        "contactUnicode", "Subject")]),
+    "spamscope": ("SpamScope/mail-parser", "Apache-2.0", [
+        (f"tests/mails/{name}", f"{name}.{'msg' if 'outlook' in name else 'eml'}")
+        for name in ("mail_test_12", "mail_test_9", "mail_test_10", "mail_test_7",
+                     "mail_test_17", "mail_test_5", "mail_test_3", "mail_malformed_1",
+                     "mail_malformed_2", "mail_outlook_1")]),
     # held-out play for web pages (2026-12-05): saved pages whose own project's test gives
     # their main content as text (bench/page_references): newspaper's (Chinese, Japanese,
     # Thai, Arabic, Spanish news, a research note, tutorials) and Zyte's benchmark's, a
@@ -321,13 +376,15 @@ TIKA_FILES = [
 _DECLARED = {"Big5": "big5hkscs", "SHIFT_JIS": "cp932", "UTF-16": "utf-16", "GB2312": "gb18030"}
 # text files of other collections whose project declares their encoding, which Tika guesses
 # wrong (markitdown's tests/_test_vectors.py: charset="cp932"; Tika reads it as Windows-1252)
-DECLARED_FILES = {"test_mskanji.csv": "cp932"}
+DECLARED_FILES = {"test_mskanji.csv": "cp932", **{
+    f"{lang}_{enc}.txt": enc.replace("windows-", "cp") for lang, enc in _UCHARDET}}
 # pictures of text in a language Tika's Tesseract call does not load: Tesseract in that language
 OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim", **dict.fromkeys((  # rapidocr's Chinese pictures
     "ch_en_num.jpg", "check_return_word_len.jpeg", "return_word_debug.jpg",
     "img_exif_orientation.jpg", "white_font_color_transparent.png",
     "black_font_color_transparent.png", "text_vertical_words.png", "test_letterbox_like.jpg",
-    "test_without_det.jpg", "text_rec.jpg"), "chi_sim")}
+    "test_without_det.jpg", "text_rec.jpg"), "chi_sim"),
+    "chinese.jpg": "chi_sim", "japanese.jpg": "jpn"}  # EasyOCR's
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')
@@ -357,7 +414,8 @@ def collect(only: list[str] | None = None, corpus: Path = CORPUS,
         target.mkdir(parents=True, exist_ok=True)
         for entry in paths:
             path, name = entry if isinstance(entry, tuple) else (entry, Path(entry).name)
-            (target / name).write_bytes(page_references.page_bytes(git, path))
+            (target / name).write_bytes(_git_epub(git, path) if path.endswith("/")
+                                         else page_references.page_bytes(git, path))
             rows.append(f"| {collection}/{name} | {repo} @ {commit[:12]} | {path} | {licence} |")
             if collection in page_references.EXPECTED:  # the reference: its test's text
                 expected = corpus / "_expected" / collection / f"{name}.txt"
@@ -394,6 +452,26 @@ def _provenance(text: str) -> tuple[dict[str, list[str]], str]:
 def _git_bytes(git: Path, path: str) -> bytes:
     return subprocess.run(["git", "-C", str(git), "show", f"HEAD:{path}"], check=True,
                           capture_output=True).stdout
+
+
+def _git_epub(git: Path, folder: str) -> bytes:
+    """An EPUB folder packed as its .epub: `mimetype` first and stored, the rest deflated;
+    media the snapshot lacks (large audio, no text) are left out."""
+    names = sorted(_git(git, "-c", "core.quotePath=false", "ls-tree", "-r", "--name-only",
+                          "HEAD", folder).splitlines(),
+                   key=lambda name: name != folder + "mimetype")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in names:
+            try:
+                data = _git_bytes(git, name)
+            except subprocess.CalledProcessError:
+                continue
+            entry = zipfile.ZipInfo(name.removeprefix(folder))  # dated 1980: same bytes each time
+            entry.compress_type = (zipfile.ZIP_STORED if name.endswith("/mimetype")
+                                   else zipfile.ZIP_DEFLATED)
+            archive.writestr(entry, data)
+    return out.getvalue()
 
 
 def _git(git: Path, *args: str) -> str:

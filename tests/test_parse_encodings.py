@@ -130,3 +130,22 @@ def test_a_doubtful_decode_is_a_warning_in_the_report(tmp_path: Path) -> None:
 
     summary = ParseRunReport.of({"joined@1": doc.report.model_dump(mode="json")}, [])
     assert summary.warnings == {"joined@1": doc.report.warnings}  # the run and status show it
+
+
+@pytest.mark.parametrize(("name", "phrase", "codec"), [
+    ("ja_iso-2022-jp.txt", "文字集合を7ビット符号または8ビット符号で表現する", "iso2022_jp_2"),
+    ("ko_iso-2022-kr.txt", "문자 집합을 7비트 부호 또는 8비트 부호로 표현하기", "iso2022_kr")])
+def test_iso_2022_text_is_read_in_its_escapes_not_as_utf8(tmp_path: Path, name: str,
+                                                          phrase: str, codec: str) -> None:
+    """uchardet's test texts (bench/format_corpus/PROVENANCE.md): 7-bit ISO 2022 text is valid
+    UTF-8 too, and read as UTF-8 it indexed "$BJ8;z=8" as words."""
+    data = (Path(__file__).parents[1] / "bench/format_corpus/uchardet" / name).read_bytes()
+    doc = _parse(tmp_path / name, data)
+    assert phrase in _text(doc) and "\x1b" not in _text(doc)
+    assert doc.report.encoding == codec and doc.report.warnings == []
+
+
+def test_ascii_with_a_stray_escape_stays_utf8(tmp_path: Path) -> None:
+    """A terminal log's colour codes are not ISO 2022: such a file is read as before."""
+    doc = _parse(tmp_path / "build.log.txt", b"\x1b[31mFAILED\x1b[0m test_login\n")
+    assert doc.report.encoding == "utf-8" and "\x1b[31mFAILED\x1b[0m test_login" in _text(doc)

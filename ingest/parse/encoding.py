@@ -1,12 +1,14 @@
 """Which encoding a text file (.txt, .md, .csv, .tsv, an .html page without a charset) is in.
 
-A byte-order mark decides (UTF-8, UTF-16, UTF-32); else bytes that are valid UTF-8 are UTF-8;
-else charset-normalizer ranks the encodings that decode the start of the file by how messy the
-text comes out. GB18030 wins every tie, as it did before detection: GBK and GB2312 files from
-Chinese Windows editors read exactly as they always have (GB18030 maps almost any bytes, so it
-was also reading Big5 and Shift-JIS files, as mojibake). The choice and its confidence (1 minus
-charset-normalizer's mess ratio) go into the parse report, and a low one is a warning there
-rather than text indexed as if it were sure.
+A byte-order mark decides (UTF-8, UTF-16, UTF-32); else 7-bit text that switches character
+sets with ISO 2022 escapes is ISO-2022-JP or -KR (Japanese and Korean mail and old Unix text:
+valid UTF-8 too, so read as such it indexed its escape codes as words); else bytes that are
+valid UTF-8 are UTF-8; else charset-normalizer ranks the encodings that decode the start of
+the file by how messy the text comes out. GB18030 wins every tie, as it did before detection:
+GBK and GB2312 files from Chinese Windows editors read exactly as they always have (GB18030
+maps almost any bytes, so it was also reading Big5 and Shift-JIS files, as mojibake). The
+choice and its confidence (1 minus charset-normalizer's mess ratio) go into the parse report,
+and a low one is a warning there rather than text indexed as if it were sure.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ _BOMS = (  # UTF-32 first: its little-endian mark starts with UTF-16's
 # The Windows supersets of what detection names: what the editors that write these files use.
 _SUPERSETS = {"gbk": "gb18030", "gb2312": "gb18030", "hz": "gb18030", "big5": "cp950",
               "shift_jis": "cp932", "euc_kr": "cp949"}
+# ISO 2022 designations: Korean's announcer (RFC 1557), else the Japanese ones (JIS X 0208 of
+# 1978 and 1983, JIS X 0212) and the others ISO-2022-JP-2 carries (GB 2312, KS C 5601)
+_ISO2022_KR = b"\x1b$)C"
+_ISO2022_JP = re.compile(rb"\x1b\$[@BA]|\x1b\$\([CD]")
 _CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 _CONTROL = frozenset(chr(c) for c in range(32)) - set("\t\n\r\f")
 
@@ -59,6 +65,8 @@ def decode(data: bytes) -> Decoded:
         if data.startswith(bom):
             text = data.decode(name) if name == "utf-8-sig" else _checked(data, name)
             return Decoded(text, name, 1.0)
+    if (iso2022 := _iso2022(data)) is not None:
+        return iso2022
     try:
         return Decoded(data.decode("utf-8"), "utf-8", 1.0)
     except UnicodeDecodeError:
@@ -95,6 +103,22 @@ def html_encoding(data: bytes) -> tuple[str, float]:
         name, confidence = decoded.encoding, decoded.confidence
     name = _SUPERSETS.get(name, name)
     return ("utf-8" if name == "utf-8-sig" else name.replace("_", "-")), confidence
+
+
+def _iso2022(data: bytes) -> Decoded | None:
+    """7-bit text with an ISO 2022 designation, read in that encoding; None when it is not
+    such text or does not decode as it (then it is read as any other text)."""
+    head = data[:SAMPLE_BYTES]
+    if b"\x1b" not in head or not data.isascii():
+        return None
+    name = ("iso2022_kr" if _ISO2022_KR in head
+            else "iso2022_jp_2" if _ISO2022_JP.search(head) else None)
+    if name is None:
+        return None
+    try:
+        return Decoded(data.decode(name), name, 1.0)
+    except UnicodeDecodeError:
+        return None
 
 
 def _ranked(data: bytes) -> list[tuple[str, float]]:

@@ -8,7 +8,8 @@ multipart/alternative only the last version holding text is shown, as mail progr
 versions need not agree (Tika's testRFC822_multipart_attachments.eml: the plain one is another
 text), and Apple Mail's HTML version is itself several HTML parts between attachments. A
 bounce's delivery report, a read receipt and an abuse report are body text too, their fields
-one a line.
+one a line; one sent as a named attachment ("DSN57BAC498.txt") is that attachment, all its
+field groups in it (Python holds each group as a message: only the first was read).
 
 Each part is decoded with the charset it declares (GB2312 and Big5 mails declare theirs); a part
 that declares none or a wrong one is read as UTF-8, else GB18030, with replacement characters
@@ -146,6 +147,8 @@ def _report_text(part: Message) -> str:
 
 
 def _payload(part: Message) -> bytes:
+    if part.get_content_type() in _REPORTS:
+        return _report_text(part).encode("utf-8")
     payload = part.get_payload(decode=True)
     if isinstance(payload, bytes):
         return payload
