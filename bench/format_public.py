@@ -275,6 +275,36 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
              "disposition-notification.eml"),
             ("messages/missing-subtype.txt", "missing-subtype.eml"),
             ("messages/multipart-related-mhtml.txt", "multipart-related-mhtml.eml"))]),
+    # held-out play, third (2026-12-05): office files of five projects never used before:
+    # JODConverter's (legacy Word and PowerPoint, ODF, RTF, .xls), easypoi's tests (Chinese
+    # .xls/.xlsx/.docx forms and contracts), hogandiff's (Japanese .xls/.xlsm/.xlsx with a VBA
+    # module), rtf.js's (Japanese RTF in single and double byte, a form with pictures) and
+    # docx4j's (charts in Word and PowerPoint, headers, shapes, a pivot table)
+    "jodconverter": ("jodconverter/jodconverter", "Apache-2.0", [
+        *(f"jodconverter-local/src/integTest/resources/documents/{p}" for p in (
+            "test.doc", "test_multi_page.doc", "test.ppt", "test_multi_page.ppt", "test.odp",
+            "test_custom_formats.odp", "test.ods", "test_multi_page.xls", "test.rtf",
+            "test_toc.odt")),
+        "jodconverter-local/src/integTest/resources/performance/UCR.odt"]),
+    "easypoi": ("jueyue/easypoi-test", "Apache-2.0", [f"src/test/resources/{p}" for p in (
+        "doc/kyoffice_address_book.xls", "import/check.xls", "doc/exportTemp.xls",
+        "word/contractDemo.docx", "word/loan.docx", "import/ExcelExportMsgClient.xlsx",
+        "doc/merge_test.xls")]),
+    "hogandiff": ("nmby/hogandiff4", "MIT", [
+        f"xyz.hotchpotch.hogandiff/src/test/resources/xyz/hotchpotch/hogandiff/logic/poi/{p}"
+        for p in ("Test1.xls", "Test1.xlsm", "Test3.xlsx", "Test4_containsVBModule.xls",
+                  "Test5.xls")]),
+    "rtfjs": ("tbluemel/rtf.js", "MIT", [
+        *((f"test/rtf-test-files/{name}/source.rtf", f"{name}.rtf") for name in (
+            "japanese-single-double-byte", "sample", "infer-double-width")),
+        "samples/04_rtf_imports/data/HOMEAUDIOMETER.RTF"]),
+    "docx4j": ("plutext/docx4j", "Apache-2.0", [
+        *(f"docx4j-samples-docx4j/sample-docs/{p}" for p in (
+            "chart.docx", "Headers.docx", "databinding/invoice2013.docx", "toc.docx")),
+        *(f"docx4j-samples-pptx4j/sample-docs/{p}" for p in (
+            "pptx-chart.pptx", "AutoShapes.pptx", "table.pptx")),
+        "docx4j-samples-xlsx4j/sample-docs/pivot.xlsm",
+        "docx4j-core-tests/src/test/resources/vml/textbox.docx"]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

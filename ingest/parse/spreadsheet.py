@@ -315,7 +315,8 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
     table.close()
     result.blocks += in_cells.blocks(page)
     result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, in_cells.pictures)
-    comments = sheet_comments(archive, sheet._worksheet_path)
+    shown, comments = sheet_comments(archive, sheet._worksheet_path)
+    result.blocks += comment_blocks(shown, page)  # on the sheet: read like its text boxes
     if limits.include_comments:
         result.blocks += comment_blocks(comments, page)
     elif comments:
