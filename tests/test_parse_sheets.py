@@ -348,3 +348,17 @@ def test_an_xls_shows_the_formula_results_its_author_saved() -> None:
     assert "12/7/2006" in text
     assert f"{today.month}/{today.day}/{today.year}" not in text
     assert "Feb: 579; Apr: TRUE" in text and "列1: ascii; Feb: 123456; Apr: FALSE" in text
+
+
+def test_a_row_under_a_group_cell_and_a_plain_column_is_data() -> None:
+    """easypoi's public exportTemp.xls (a Chinese report template, read through LibreOffice):
+    "类 别" merged over two label columns heads the rows below it; the first of them, text only
+    ("后勤部门 | {{i1.per}} | …"), fills a column "类 别" does not cover, so it is a row of data,
+    not a second header row. "选课学生" over 学生姓名 and 学生性别 still names both."""
+    path = XLRD.parent / "easypoi" / "exportTemp.xls"
+    doc = parse(path)
+    rows = [text for _, text in rows_of(doc)]
+    assert "类 别: 后勤部门; 类 别: 后勤部门; 人数: {{i1.per}}; 金额(元): {{i1.mon}}; " \
+        "本年累计金额(元): {{i1.summon}}" in rows
+    assert not any("类 别/后勤部门" in text for text in rows)
+    assert any("选课学生/学生姓名" in block.text for block in doc.blocks)

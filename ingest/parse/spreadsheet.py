@@ -121,7 +121,7 @@ class SheetTable:
         elif self.header is not None:
             self._data(line)
         elif self.head:
-            if self.head_left or (self.head_maybe and line.texty):
+            if self.head_left or (self.head_maybe and line.texty and self._sub_header(line)):
                 self.head.append(line)
                 self.head_left, self.head_maybe = max(self.head_left - 1, 0), False
                 if not self.head_left:
@@ -161,6 +161,13 @@ class SheetTable:
         self.head_maybe = line.groups and not self.head_left
         if not (self.head_left or self.head_maybe):
             self._set_header()
+
+    def _sub_header(self, line: Line) -> bool:
+        """The row below a header cell merged across columns names them only if all it holds
+        is under such cells: under "类 别" (two columns) and "人数", "后勤部门 | 12" is data."""
+        groups = [(first, last) for first, last, _ in self.head[0].spans if last > first]
+        return all(any(first <= column <= last for first, last in groups)
+                   for column, cell in enumerate(line.cells, 1) if cell)
 
     def _title_above(self, line: Line) -> bool:
         """The one-row header is a title line with a note beside it: the row below it is the
