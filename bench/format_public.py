@@ -305,6 +305,21 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
             "pptx-chart.pptx", "AutoShapes.pptx", "table.pptx")),
         "docx4j-samples-xlsx4j/sample-docs/pivot.xlsm",
         "docx4j-core-tests/src/test/resources/vml/textbox.docx"]),
+    # held-out play, fourth (2026-12-05, after the third's fixes): mammoth.js's Word files (text
+    # boxes, endnotes, Strict OOXML, a UTF-8 BOM part), ExcelJS's workbooks (a chart sheet, a
+    # port's line-up, Google Sheets' and pictures), striprtf's RTF (Central European code page,
+    # nested tables, a menu, Google Docs and Pages exports) and textract's one text in six formats
+    "mammoth": ("mwilliamson/mammoth.js", "BSD-2-Clause", [f"test/test-data/{p}" for p in (
+        "text-box.docx", "endnotes.docx", "footnote-hyperlink.docx", "tables.docx",
+        "strict-format.docx", "utf8-bom.docx")]),
+    "exceljs": ("exceljs/exceljs", "MIT", [f"spec/integration/data/{p}" for p in (
+        "chart-sheet.xlsx", "1519293514-KRISHNAPATNAM_LINE_UP.xlsx", "images.xlsx",
+        "hidden-test/google-sheets.xlsx", "test-pr-1220.xlsx", "test-issue-880.xlsx")]),
+    "striprtf": ("joshy/striprtf", "BSD-3-Clause", [f"tests/rtf/{p}" for p in (
+        "ansicpg1250.rtf", "french.rtf", "nested_table.rtf", "Speiseplan_KW_32-33_Eybl.rtf",
+        "pages_table_sample.rtf", "test_line_breaks_google_docs.rtf", "calcium_score.rtf")]),
+    "textract": ("deanmalmgren/textract", "MIT", [f"tests/{p}/raw_text.{p}" for p in (
+        "doc", "xls", "ods", "odt", "pptx", "rtf")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

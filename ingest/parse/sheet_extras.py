@@ -38,6 +38,7 @@ _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _R_ID, _R_EMBED = _R + "id", _R + "embed"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _ANCHORS = (_XDR + "twoCellAnchor", _XDR + "oneCellAnchor", _XDR + "absoluteAnchor")
 _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader", "firstFooter")
@@ -83,6 +84,27 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
             blocks.append(line if isinstance(line, Block) else
                           Block(kind=BlockKind.PARAGRAPH, text=line, page=page))
     return blocks
+
+
+def chart_sheets(archive: zipfile.ZipFile) -> dict[str, tuple[str, str]]:
+    """The workbook's chart sheets (tabs that are one chart, "Chart1") by name: their part and
+    state ("hidden" …). openpyxl reads nothing of them but their name, not even their state."""
+    workbook = next((target for kind, _, target in _relationships(archive, "/")
+                     if kind.endswith("/officeDocument")), None)
+    if workbook is None:
+        return {}
+    parts = {rel_id: target for kind, rel_id, target in _relationships(archive, workbook)
+             if kind.endswith("/chartsheet")}
+    return {sheet.get("name", ""): (parts[rel_id], sheet.get("state", "visible"))
+            for sheet in _xml(archive, workbook).iter(_MAIN + "sheet")
+            if (rel_id := sheet.get(_R_ID, "")) in parts}
+
+
+def chart_sheet_blocks(archive: zipfile.ZipFile, title: str, part: str, page: int,
+                       pictures: Pictures) -> list[Block]:
+    """A chart sheet: its name as the heading, then its chart's title, series and categories."""
+    return [Block(kind=BlockKind.HEADING, text=cell_text(title), page=page, level=1),
+            *drawing_blocks(archive, part, page, pictures)]
 
 
 def sheet_comments(archive: zipfile.ZipFile, sheet_part: str) -> tuple[list[str], list[str]]:

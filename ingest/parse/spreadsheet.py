@@ -19,6 +19,7 @@ from typing import Any
 
 import openpyxl
 from lxml import etree
+from openpyxl.chartsheet import Chartsheet
 from openpyxl.utils.cell import range_boundaries
 
 from ingest.models import Block, BlockKind
@@ -32,6 +33,8 @@ from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.sheet_extras import (
     CellPictures,
     Columns,
+    chart_sheet_blocks,
+    chart_sheets,
     column_range,
     drawing_blocks,
     margin_texts,
@@ -253,18 +256,25 @@ def parse_xlsx(data: bytes, limits: ParseLimits, cell_pictures: bytes | None = N
     margins: list[str] = []  # print headers and footers, indexed once at the end
     pictures = Pictures(limits)
     try:
-        sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
-        visible = [sheet for sheet in sheets
-                   if sheet.sheet_state == "visible" or limits.include_hidden]
+        sheets: list[Any] = [workbook[name] for name in workbook.sheetnames]  # chart sheets too
         with zipfile.ZipFile(io.BytesIO(data)) as archive, \
                 zipfile.ZipFile(io.BytesIO(cell_pictures or data)) as held:
+            charts = chart_sheets(archive)  # their state, which openpyxl does not read
+            visible = [sheet for sheet in sheets if limits.include_hidden or (
+                charts.get(sheet.title, ("", "hidden"))[1] if isinstance(sheet, Chartsheet)
+                else sheet.sheet_state) == "visible"]
             in_cells = CellPictures(held, pictures)
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result, limits, margins, in_cells)
+                if isinstance(sheet, Chartsheet) and sheet.title in charts:
+                    result.blocks += chart_sheet_blocks(archive, sheet.title,
+                                                        charts[sheet.title][0], page, pictures)
+                elif not isinstance(sheet, Chartsheet):
+                    _read_sheet(sheet, archive, page, count, result, limits, margins, in_cells)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
             if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
-                result.chars_skipped += _hidden_sheet_chars(sheet, count)
+                if not isinstance(sheet, Chartsheet):
+                    result.chars_skipped += _hidden_sheet_chars(sheet, count)
         title = workbook.properties.title
     finally:
         workbook.close()
