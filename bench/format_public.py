@@ -360,6 +360,51 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     # NetEase (163.com) finance news in GBK with the text cx-extractor-python's author kept
     "cx-extractor": ("chrislinan/cx-extractor-python", "MIT", [
         (f"RawHtml/{n}.html", f"163-{n}.html") for n in (1, 9, 17, 25, 33, 41, 49, 57, 65)]),
+    # held-out play, third (2026-12-05): office files of five projects never used before:
+    # JODConverter's (legacy Word and PowerPoint, ODF, RTF, .xls), easypoi's tests (Chinese
+    # .xls/.xlsx/.docx forms and contracts), hogandiff's (Japanese .xls/.xlsm/.xlsx with a VBA
+    # module), rtf.js's (Japanese RTF in single and double byte, a form with pictures) and
+    # docx4j's (charts in Word and PowerPoint, headers, shapes, a pivot table)
+    "jodconverter": ("jodconverter/jodconverter", "Apache-2.0", [
+        *(f"jodconverter-local/src/integTest/resources/documents/{p}" for p in (
+            "test.doc", "test_multi_page.doc", "test.ppt", "test_multi_page.ppt", "test.odp",
+            "test_custom_formats.odp", "test.ods", "test_multi_page.xls", "test.rtf",
+            "test_toc.odt")),
+        "jodconverter-local/src/integTest/resources/performance/UCR.odt"]),
+    "easypoi": ("jueyue/easypoi-test", "Apache-2.0", [f"src/test/resources/{p}" for p in (
+        "doc/kyoffice_address_book.xls", "import/check.xls", "doc/exportTemp.xls",
+        "word/contractDemo.docx", "word/loan.docx", "import/ExcelExportMsgClient.xlsx",
+        "doc/merge_test.xls")]),
+    "hogandiff": ("nmby/hogandiff4", "MIT", [
+        f"xyz.hotchpotch.hogandiff/src/test/resources/xyz/hotchpotch/hogandiff/logic/poi/{p}"
+        for p in ("Test1.xls", "Test1.xlsm", "Test3.xlsx", "Test4_containsVBModule.xls",
+                  "Test5.xls")]),
+    "rtfjs": ("tbluemel/rtf.js", "MIT", [
+        *((f"test/rtf-test-files/{name}/source.rtf", f"{name}.rtf") for name in (
+            "japanese-single-double-byte", "sample", "infer-double-width")),
+        "samples/04_rtf_imports/data/HOMEAUDIOMETER.RTF"]),
+    "docx4j": ("plutext/docx4j", "Apache-2.0", [
+        *(f"docx4j-samples-docx4j/sample-docs/{p}" for p in (
+            "chart.docx", "Headers.docx", "databinding/invoice2013.docx", "toc.docx")),
+        *(f"docx4j-samples-pptx4j/sample-docs/{p}" for p in (
+            "pptx-chart.pptx", "AutoShapes.pptx", "table.pptx")),
+        "docx4j-samples-xlsx4j/sample-docs/pivot.xlsm",
+        "docx4j-core-tests/src/test/resources/vml/textbox.docx"]),
+    # held-out play, fourth (2026-12-05, after the third's fixes): mammoth.js's Word files (text
+    # boxes, endnotes, Strict OOXML, a UTF-8 BOM part), ExcelJS's workbooks (a chart sheet, a
+    # port's line-up, Google Sheets' and pictures), striprtf's RTF (Central European code page,
+    # nested tables, a menu, Google Docs and Pages exports) and textract's one text in six formats
+    "mammoth": ("mwilliamson/mammoth.js", "BSD-2-Clause", [f"test/test-data/{p}" for p in (
+        "text-box.docx", "endnotes.docx", "footnote-hyperlink.docx", "tables.docx",
+        "strict-format.docx", "utf8-bom.docx")]),
+    "exceljs": ("exceljs/exceljs", "MIT", [f"spec/integration/data/{p}" for p in (
+        "chart-sheet.xlsx", "1519293514-KRISHNAPATNAM_LINE_UP.xlsx", "images.xlsx",
+        "hidden-test/google-sheets.xlsx", "test-pr-1220.xlsx", "test-issue-880.xlsx")]),
+    "striprtf": ("joshy/striprtf", "BSD-3-Clause", [f"tests/rtf/{p}" for p in (
+        "ansicpg1250.rtf", "french.rtf", "nested_table.rtf", "Speiseplan_KW_32-33_Eybl.rtf",
+        "pages_table_sample.rtf", "test_line_breaks_google_docs.rtf", "calcium_score.rtf")]),
+    "textract": ("deanmalmgren/textract", "MIT", [f"tests/{p}/raw_text.{p}" for p in (
+        "doc", "xls", "ods", "odt", "pptx", "rtf")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

@@ -201,6 +201,19 @@ def test_excel_notes_are_counted_and_read_with_the_setting(tmp_path: Path) -> No
     assert "批注: 财务:超标部分由个人承担" in text_of(read)
 
 
+def test_excel_notes_shown_on_the_sheet_are_read_hidden_ones_counted() -> None:
+    """hogandiff's public Test5.xls (Japanese Excel, read through LibreOffice): four of its five
+    notes are set to show on the sheet ("Show Comment"), boxes of text a reader sees, so they
+    are read without include_comments; the fifth ("非表示", hidden) is counted, not read."""
+    path = Path(__file__).parents[1] / "bench" / "format_corpus" / "hogandiff" / "Test5.xls"
+    doc = parse(path)
+    text = text_of(doc)
+    for shown in ("Author: Comment Comment", "Authorなし", "書式設定", "批注: コメント"):
+        assert shown in text, shown
+    assert "非表示" not in text
+    assert doc.report.skipped["comments"] == 1
+
+
 FODP = """<?xml version="1.0" encoding="UTF-8"?>
 <office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
  xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"

@@ -1,7 +1,8 @@
 """Losses found on held-out public files (issue #40; bench/format_corpus/PROVENANCE.md): a deck
 PHPPresentation wrote with one broken master (a Word file broken the same way), a bounce whose
 delivery report held the reason, an Excel form whose check boxes' labels sat in Markup
-Compatibility blocks. Each is read from the real file its own project's tests use."""
+Compatibility blocks, Strict Open XML files. Each is read from the real file its own project's
+tests use."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import ParseError, parse_document, read_meta
+from ingest.parse.convert import transitional
 
 CORPUS = Path(__file__).parents[1] / "bench" / "format_corpus"
 DECK = CORPUS / "phppresentation" / "Sample_01_Simple.pptx"
@@ -107,3 +109,20 @@ def test_a_mail_saved_with_a_utf8_byte_order_mark_is_read_with_its_abuse_report(
     assert "Reported-Uri: http://example.net/earn_money.html" in lines
     assert "Spam Spam Spam" in lines  # the reported mail, attached
     assert "attachments_unreadable" not in doc.report.skipped
+
+
+def test_strict_open_xml_files_are_read_through_libreoffice() -> None:
+    """ISO/IEC 29500 Strict ("Strict Open XML Document" in Office's Save As): python-docx,
+    python-pptx and openpyxl know only the transitional namespaces, so mammoth.js's
+    strict-format.docx failed ("no relationship of type …officeDocument") and Apache POI's
+    SampleSS.strict.xlsx (Excel) was "no text found". LibreOffice reads Strict: both are read
+    through its transitional copy; a transitional file is not converted."""
+    word = parse(CORPUS / "mammoth" / "strict-format.docx")
+    assert texts(word) == ["Test"]
+    sheet = parse(Path(__file__).parent / "fixtures" / "formats" / "SampleSS.strict.xlsx")
+    text = "\n".join(texts(sheet))
+    for shown in ("First Sheet", "Test spreadsheet", "This one is red", "Sheet Number 2",
+                  "I'm in bold blue, on a yellow background"):
+        assert shown in text, shown
+    plain = (CORPUS / "mammoth" / "tables.docx").read_bytes()
+    assert transitional(plain, "docx") is plain

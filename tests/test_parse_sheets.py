@@ -12,6 +12,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.chart import BarChart, Reference
 
 from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import ParseError, ParseLimits, parse_document, read_meta
@@ -348,3 +349,48 @@ def test_an_xls_shows_the_formula_results_its_author_saved() -> None:
     assert "12/7/2006" in text
     assert f"{today.month}/{today.day}/{today.year}" not in text
     assert "Feb: 579; Apr: TRUE" in text and "列1: ascii; Feb: 123456; Apr: FALSE" in text
+
+
+def test_a_row_under_a_group_cell_and_a_plain_column_is_data() -> None:
+    """easypoi's public exportTemp.xls (a Chinese report template, read through LibreOffice):
+    "类 别" merged over two label columns heads the rows below it; the first of them, text only
+    ("后勤部门 | {{i1.per}} | …"), fills a column "类 别" does not cover, so it is a row of data,
+    not a second header row. "选课学生" over 学生姓名 and 学生性别 still names both."""
+    path = XLRD.parent / "easypoi" / "exportTemp.xls"
+    doc = parse(path)
+    rows = [text for _, text in rows_of(doc)]
+    assert "类 别: 后勤部门; 类 别: 后勤部门; 人数: {{i1.per}}; 金额(元): {{i1.mon}}; " \
+        "本年累计金额(元): {{i1.summon}}" in rows
+    assert not any("类 别/后勤部门" in text for text in rows)
+    assert any("选课学生/学生姓名" in block.text for block in doc.blocks)
+
+
+def test_a_chart_sheet_is_read_with_its_chart() -> None:
+    """ExcelJS's public chart-sheet.xlsx (Excel): the tab "Chart1" is a chart sheet, which
+    openpyxl reads nothing of but its name; its chart's title and series were lost."""
+    doc = parse(XLRD.parent / "exceljs" / "chart-sheet.xlsx")
+    assert kinds(doc)[:3] == [("heading", 1, "Chart1"),
+                              ("paragraph", 1, "Chart: Wildlife Population"),
+                              ("paragraph", 1, "Bears: Jan 8; Feb 54; Mar 93; Apr 116; May 137; "
+                                               "Jun 184")]
+    assert ("heading", 2, "Sheet1") in kinds(doc)
+
+
+def test_a_hidden_chart_sheet_is_counted(tmp_path: Path) -> None:
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "销量"
+    for row in (["季度", "销量"], ["一季度", 120], ["二季度", 150]):
+        sheet.append(row)
+    for name, title in (("图表", "季度销量对比"), ("旧图表", "去年销量")):
+        chart = BarChart()
+        chart.title = title
+        chart.add_data(Reference(sheet, min_col=2, min_row=1, max_row=3), titles_from_data=True)
+        workbook.create_chartsheet(name).add_chart(chart)
+    workbook["旧图表"].sheet_state = "hidden"
+    doc = parse(save(workbook, tmp_path / "sales.xlsx"))
+    assert ("heading", 2, "图表") in kinds(doc)
+    assert ("paragraph", 2, "图表: 季度销量对比") in kinds(doc)
+    assert "去年销量" not in "\n".join(b.text for b in doc.blocks)
+    assert doc.report.skipped["hidden_sheets"] == 1

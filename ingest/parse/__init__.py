@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ingest.config import AUTHORITY_LEVELS
 from ingest.models import BlockKind, DocumentMeta, ParsedDocument, ParseReport
 from ingest.parse.archive import check_archive
+from ingest.parse.convert import transitional
 from ingest.parse.coverage import indexed_chars, package_chars
 from ingest.parse.embedded import add_embedded
 from ingest.parse.encoding import warning
@@ -253,6 +254,7 @@ def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
         if not data.startswith(b"PK\x03\x04"):
             raise ParseError(_not_zip_reason(_ZIP_FORMATS[suffix], data))
         check_archive(data, _ZIP_FORMATS[suffix])
+        data = transitional(data, _ZIP_FORMATS[suffix].lower())  # Strict OOXML: LibreOffice
     result = parser_for(suffix)(data, limits)
     add_embedded(result, suffix, data, limits)  # OLE objects: Word, Excel, PDF files inside
     return result

@@ -20,6 +20,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import zipfile
+from io import BytesIO
 from pathlib import Path
 
 from ingest.parse.archive import check_archive
@@ -46,6 +48,9 @@ _SETTINGS = {  # registry path -> {property: value}; the profile is read at star
         "Load": "false", "Executable": "false", "Save": "false"},
     "/org.openoffice.Office.Impress/Filter/Import/VBA": {"Load": "false", "Save": "false"},
 }
+# the package relationship of an ISO/IEC 29500 Strict file ("Strict Open XML Document" in Office)
+_STRICT = b"http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument"
+_MAX_RELS = 1024 * 1024
 NEEDS = ("needs LibreOffice: `soffice` was not found on PATH (install libreoffice-writer, "
          "libreoffice-calc and libreoffice-impress; see the README's format table)")
 
@@ -116,3 +121,14 @@ def _registry() -> str:
             'xmlns:xs="http://www.w3.org/2001/XMLSchema" '
             'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
             f"{items}</oor:items>\n")
+
+
+def transitional(data: bytes, target: str) -> bytes:
+    """An OOXML package as its parser reads it: a Strict one (namespaces under purl.oclc.org,
+    which python-docx, python-pptx and openpyxl do not know: its body is not found) converted
+    by LibreOffice to the transitional form ("docx", "xlsx", "pptx"), any other unchanged."""
+    with zipfile.ZipFile(BytesIO(data)) as archive:
+        rels = archive.NameToInfo.get("_rels/.rels")
+        if rels is None or rels.file_size > _MAX_RELS or _STRICT not in archive.read(rels):
+            return data
+    return convert(data, f".{target}", target)

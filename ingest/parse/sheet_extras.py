@@ -1,6 +1,7 @@
 """What an XLSX sheet shows beside its cells: the drawing over it (text boxes and shapes,
-charts, pictures, and the embedded objects' previews of its legacy VML drawing), its notes and
-its print header and footer, WPS Office's pictures in cells; and the columns it hides.
+charts, pictures, and the embedded objects' previews of its legacy VML drawing), its notes
+(those Excel shows on the sheet apart) and its print header and footer, WPS Office's pictures
+in cells; and the columns it hides.
 Read-only openpyxl reads cells only, so these parts are found in the package by the sheet's
 relationships and parsed here with entity expansion off.
 
@@ -23,11 +24,11 @@ from lxml import etree
 from ingest.models import Block, BlockKind
 from ingest.parse.boilerplate import is_page_number
 from ingest.parse.charts import C, chart_lines
-from ingest.parse.comments import comment_texts
+from ingest.parse.comments import cell_comments
 from ingest.parse.coverage import visible_chars
 from ingest.parse.errors import ParseError
 from ingest.parse.pictures import Pictures
-from ingest.parse.sheet_vml import VmlError, vml_pictures
+from ingest.parse.sheet_vml import VmlError, shown_notes, vml_pictures
 from ingest.parse.tables import cell_text
 
 T = TypeVar("T")
@@ -37,6 +38,7 @@ _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _R_ID, _R_EMBED = _R + "id", _R + "embed"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _ANCHORS = (_XDR + "twoCellAnchor", _XDR + "oneCellAnchor", _XDR + "absoluteAnchor")
 _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader", "firstFooter")
@@ -46,6 +48,7 @@ _MARGINS = ("oddHeader", "oddFooter", "evenHeader", "evenFooter", "firstHeader",
 _CODE = re.compile(r'&(?:"[^"]*"|K[0-9A-Fa-f]{6}|K\d\d[+-]\d{3}|\d+|[DTZFAGBIUESXY])')
 _PAGE_CODE = re.compile(r"&[PN](?:[+-]\d+)?")
 _PART = re.compile(r"&[LCR]")
+_REF = re.compile(r"\$?([A-Z]{1,3})\$?(\d{1,7})")
 MAX_COLUMNS = 16_384  # Excel's last column, XFD
 MAX_DRAWING_OBJECTS = 10_000  # objects of one drawing read; more is not a sheet anyone reads
 log = logging.getLogger(__name__)
@@ -83,12 +86,54 @@ def drawing_blocks(archive: zipfile.ZipFile, sheet_part: str, page: int, picture
     return blocks
 
 
-def sheet_comments(archive: zipfile.ZipFile, sheet_part: str) -> list[str]:
+def chart_sheets(archive: zipfile.ZipFile) -> dict[str, tuple[str, str]]:
+    """The workbook's chart sheets (tabs that are one chart, "Chart1") by name: their part and
+    state ("hidden" …). openpyxl reads nothing of them but their name, not even their state."""
+    workbook = next((target for kind, _, target in _relationships(archive, "/")
+                     if kind.endswith("/officeDocument")), None)
+    if workbook is None:
+        return {}
+    parts = {rel_id: target for kind, rel_id, target in _relationships(archive, workbook)
+             if kind.endswith("/chartsheet")}
+    return {sheet.get("name", ""): (parts[rel_id], sheet.get("state", "visible"))
+            for sheet in _xml(archive, workbook).iter(_MAIN + "sheet")
+            if (rel_id := sheet.get(_R_ID, "")) in parts}
+
+
+def chart_sheet_blocks(archive: zipfile.ZipFile, title: str, part: str, page: int,
+                       pictures: Pictures) -> list[Block]:
+    """A chart sheet: its name as the heading, then its chart's title, series and categories."""
+    return [Block(kind=BlockKind.HEADING, text=cell_text(title), page=page, level=1),
+            *drawing_blocks(archive, part, page, pictures)]
+
+
+def sheet_comments(archive: zipfile.ZipFile, sheet_part: str) -> tuple[list[str], list[str]]:
     """The text of each note (comment) on the sheet (the legacy part, which Excel also writes
-    for threaded comments)."""
-    return [text for kind, _, target in _relationships(archive, sheet_part)
-            if kind.endswith("/comments") and target in archive.NameToInfo
-            for text in comment_texts(archive.read(target))]
+    for threaded comments): those Excel shows on the sheet (its VML drawing says which), and the
+    others. A drawing not readable shows none (skipped with its reason)."""
+    related = _relationships(archive, sheet_part)
+    shown: set[tuple[int, int]] = set()
+    for kind, _, target in related:
+        if kind.endswith("/vmlDrawing"):
+            try:
+                shown |= shown_notes(archive, target)
+            except VmlError as error:
+                log.warning("legacy (VML) drawing skipped: %s", error)
+    notes = [note for kind, _, target in related if kind.endswith("/comments")
+             and target in archive.NameToInfo for note in cell_comments(archive.read(target))]
+    on_sheet = [text for ref, text in notes if _cell(ref) in shown]
+    return on_sheet, [text for ref, text in notes if _cell(ref) not in shown]
+
+
+def _cell(ref: str) -> tuple[int, int] | None:
+    """A cell reference ("B2") as 0-based (row, column), as VML anchors notes."""
+    match = _REF.fullmatch(ref.strip().upper())
+    if not match:
+        return None
+    column = 0
+    for letter in match.group(1):
+        column = column * 26 + ord(letter) - 64
+    return int(match.group(2)) - 1, column - 1
 
 
 def margin_texts(header_footer: etree._Element) -> list[str]:

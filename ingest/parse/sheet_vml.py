@@ -6,7 +6,8 @@ ingest.parse.sheet_extras to read in turn with the drawing's other objects.
 
 Only shapes Excel marks `ObjectType="Pict"` are pictures on the sheet: notes are the comments
 (read from their own part), form controls hold none, and print header and footer pictures (a VML
-part of their own, without ClientData) are not on the sheet. A hidden picture is counted.
+part of their own, without ClientData) are not on the sheet. A hidden picture is counted. The
+note shapes say which notes Excel shows on the sheet (`shown_notes`).
 
 VML is legacy and not always well-formed (Excel 2003 left `<br>` unclosed in notes), and
 hostile like any part: it is streamed with libxml2's recovery, entities and the network off,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Iterator
 
 from lxml import etree
 
@@ -42,6 +44,36 @@ def vml_pictures(archive: zipfile.ZipFile, part: str, images: dict[str, str]
     """The pictures of one VML drawing: ((row, column) of their anchor, the picture's part
     name) in the drawing's order, each part once; and how many are hidden. `images` maps the
     drawing's relationship ids to part names."""
+    found: dict[str, tuple[int, int]] = {}
+    hidden = 0
+    for shape in _shapes(archive, part):
+        target = _picture(shape, images)
+        if target and _HIDDEN.search(shape.get("style", "")):
+            hidden += 1
+        elif target and target not in found:
+            found[target] = _anchor(shape.findtext(f"{_X}ClientData/{_X}Anchor"))
+    return [(place, target) for target, place in found.items()], hidden
+
+
+def shown_notes(archive: zipfile.ZipFile, part: str) -> set[tuple[int, int]]:
+    """The cells (0-based row, column) whose note Excel shows on the sheet ("Show Comment":
+    `<x:Visible/>`, not hidden by style): a box of text on the page like a text box, where
+    other notes appear only when the pointer rests on their cell."""
+    shown = set()
+    for shape in _shapes(archive, part):
+        data = shape.find(_X + "ClientData")
+        if (data is not None and data.get("ObjectType") == "Note"
+                and data.find(_X + "Visible") is not None
+                and not _HIDDEN.search(shape.get("style", ""))):
+            row, column = (_CELL.fullmatch(data.findtext(_X + name) or "")
+                           for name in ("Row", "Column"))
+            if row and column:
+                shown.add((int(row.group(1)), int(column.group(1))))
+    return shown
+
+
+def _shapes(archive: zipfile.ZipFile, part: str) -> Iterator[etree._Element]:
+    """The drawing's shapes in order, each let go once the caller has read it."""
     info = archive.NameToInfo[part]
     if info.file_size > MAX_BYTES:
         raise VmlError(f"{part} unpacks to {info.file_size >> 20} MB, over {MAX_BYTES >> 20} MB")
@@ -51,23 +83,16 @@ def vml_pictures(archive: zipfile.ZipFile, part: str, images: dict[str, str]
         root = _ROOT_START.search(head)
         if _DOCTYPE.search(head[:root.start()] if root else head):
             raise VmlError(f"{part} declares a DTD, which Office files must not")
-        found: dict[str, tuple[int, int]] = {}
-        hidden = 0
         with archive.open(info) as source:
             for _, shape in etree.iterparse(source, tag=_V + "shape", recover=True,
                                             resolve_entities=False, no_network=True,
                                             load_dtd=False, huge_tree=False):
-                target = _picture(shape, images)
-                if target and _HIDDEN.search(shape.get("style", "")):
-                    hidden += 1
-                elif target and target not in found:
-                    found[target] = _anchor(shape.findtext(f"{_X}ClientData/{_X}Anchor"))
+                yield shape
                 shape.clear()  # what was read is let go (a shape a recovery nested in
                 while shape.getprevious() is not None:  # this one was read before it)
                     del shape.getparent()[0]  # type: ignore[union-attr]
     except (etree.LxmlError, zipfile.BadZipFile, OSError) as exc:  # OSError: bad encoding
         raise VmlError(f"{part} is not readable: {exc}") from exc
-    return [(place, target) for target, place in found.items()], hidden
 
 
 def _picture(shape: etree._Element, images: dict[str, str]) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import openpyxl
 from lxml import etree
+from openpyxl.chartsheet import Chartsheet
 from openpyxl.utils.cell import range_boundaries
 
 from ingest.models import Block, BlockKind
@@ -32,6 +33,8 @@ from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.sheet_extras import (
     CellPictures,
     Columns,
+    chart_sheet_blocks,
+    chart_sheets,
     column_range,
     drawing_blocks,
     margin_texts,
@@ -121,7 +124,7 @@ class SheetTable:
         elif self.header is not None:
             self._data(line)
         elif self.head:
-            if self.head_left or (self.head_maybe and line.texty):
+            if self.head_left or (self.head_maybe and line.texty and self._sub_header(line)):
                 self.head.append(line)
                 self.head_left, self.head_maybe = max(self.head_left - 1, 0), False
                 if not self.head_left:
@@ -161,6 +164,13 @@ class SheetTable:
         self.head_maybe = line.groups and not self.head_left
         if not (self.head_left or self.head_maybe):
             self._set_header()
+
+    def _sub_header(self, line: Line) -> bool:
+        """The row below a header cell merged across columns names them only if all it holds
+        is under such cells: under "类 别" (two columns) and "人数", "后勤部门 | 12" is data."""
+        groups = [(first, last) for first, last, _ in self.head[0].spans if last > first]
+        return all(any(first <= column <= last for first, last in groups)
+                   for column, cell in enumerate(line.cells, 1) if cell)
 
     def _title_above(self, line: Line) -> bool:
         """The one-row header is a title line with a note beside it: the row below it is the
@@ -246,18 +256,25 @@ def parse_xlsx(data: bytes, limits: ParseLimits, cell_pictures: bytes | None = N
     margins: list[str] = []  # print headers and footers, indexed once at the end
     pictures = Pictures(limits)
     try:
-        sheets: list[Any] = list(workbook.worksheets)  # read-only sheets, untyped in the stubs
-        visible = [sheet for sheet in sheets
-                   if sheet.sheet_state == "visible" or limits.include_hidden]
+        sheets: list[Any] = [workbook[name] for name in workbook.sheetnames]  # chart sheets too
         with zipfile.ZipFile(io.BytesIO(data)) as archive, \
                 zipfile.ZipFile(io.BytesIO(cell_pictures or data)) as held:
+            charts = chart_sheets(archive)  # their state, which openpyxl does not read
+            visible = [sheet for sheet in sheets if limits.include_hidden or (
+                charts.get(sheet.title, ("", "hidden"))[1] if isinstance(sheet, Chartsheet)
+                else sheet.sheet_state) == "visible"]
             in_cells = CellPictures(held, pictures)
             for page, sheet in enumerate(visible, 1):
-                _read_sheet(sheet, archive, page, count, result, limits, margins, in_cells)
+                if isinstance(sheet, Chartsheet) and sheet.title in charts:
+                    result.blocks += chart_sheet_blocks(archive, sheet.title,
+                                                        charts[sheet.title][0], page, pictures)
+                elif not isinstance(sheet, Chartsheet):
+                    _read_sheet(sheet, archive, page, count, result, limits, margins, in_cells)
         for sheet in sheets:  # after the visible ones: the rows left under the limit go to them
             if sheet not in visible:
                 result.skipped["hidden_sheets"] += 1
-                result.chars_skipped += _hidden_sheet_chars(sheet, count)
+                if not isinstance(sheet, Chartsheet):
+                    result.chars_skipped += _hidden_sheet_chars(sheet, count)
         title = workbook.properties.title
     finally:
         workbook.close()
@@ -315,7 +332,8 @@ def _read_sheet(sheet: Any, archive: zipfile.ZipFile, page: int, count: RowCount
     table.close()
     result.blocks += in_cells.blocks(page)
     result.blocks += drawing_blocks(archive, sheet._worksheet_path, page, in_cells.pictures)
-    comments = sheet_comments(archive, sheet._worksheet_path)
+    shown, comments = sheet_comments(archive, sheet._worksheet_path)
+    result.blocks += comment_blocks(shown, page)  # on the sheet: read like its text boxes
     if limits.include_comments:
         result.blocks += comment_blocks(comments, page)
     elif comments:
