@@ -40,8 +40,10 @@ if TYPE_CHECKING:
 # spanning title rows as captions, mail after </html>, UTF-16 mails, encoded .msg senders;
 # 0.8: white text on a transparent ground, a broken XML part of a deck or Word file repaired,
 # mail reports and receipts as body text, mails with a byte-order mark, Excel form controls,
-# a heading's number set apart in a scan read with its words
-PARSER_VERSION = "kbflow-parse@0.8"
+# a heading's number set apart in a scan read with its words; 0.9: linked story sentences,
+# story boxes between ads, ruby readings left out, ISO-2022 text, Outlook code pages and nested
+# items, Excel notes shown on the sheet, chart sheets, Strict Open XML through LibreOffice
+PARSER_VERSION = "kbflow-parse@0.9"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
