@@ -406,6 +406,23 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "pages_table_sample.rtf", "test_line_breaks_google_docs.rtf", "calcium_score.rtf")]),
     "textract": ("deanmalmgren/textract", "MIT", [f"tests/{p}/raw_text.{p}" for p in (
         "doc", "xls", "ods", "odt", "pptx", "rtf")]),
+    # held-out play, fifth (2026-12-05, round 2): calamine's workbooks of every generation (BIFF5
+    # and BIFF8 .xls, .xlsb, Excel tables, phonetic readings, ODS notes), docx2python's Word files
+    # (LibreOffice, Pages and Google Docs exports, equations, form controls) and NPOI's own files
+    # (not Apache POI's: OnlyOffice fractions, a chart demo, shapes, a Chinese-property .doc)
+    "calamine": ("tafia/calamine", "MIT", [f"tests/{p}" for p in (
+        "any_sheets.xlsb", "biff5-rich-text-string.xls", "inventory-table.xlsx",
+        "merged_range.xls", "readings.xlsx", "richtext_issue.ods", "special_cells.ods",
+        "table-multiple.xlsx", "with-annotation.ods", "xls_cross_sheet_chart.xls")]),
+    "docx2python": ("ShayHill/docx2python", "MIT", [f"tests/resources/{p}" for p in (
+        "example.docx", "libreoffice_conversion.docx", "created-in-pages-bulleted-lists.docx",
+        "test-docx2python-conversion-google_docs.docx", "merged_cells.docx", "equations.docx",
+        "ControlTest.docx")]),
+    "npoi": ("nissl-lab/npoi", "Apache-2.0", [f"testcases/test-data/{p}" for p in (
+        "document/NPOI-bug-1481.docx", "document/issue1353from.docx",
+        "document/smallFracOnlyOffice.docx", "spreadsheet/Forecast.xls",
+        "spreadsheet/chartdemo.xls", "spreadsheet/TestShapeTextWrap.xlsx",
+        "slideshow/PictureLengthZero.ppt", "hpsf/TestChineseProperties.doc")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

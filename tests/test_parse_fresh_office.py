@@ -15,6 +15,7 @@ import pytest
 from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import ParseError, parse_document, read_meta
 from ingest.parse.convert import transitional
+from ingest.parse.number_format import shown_number
 
 CORPUS = Path(__file__).parents[1] / "bench" / "format_corpus"
 DECK = CORPUS / "phppresentation" / "Sample_01_Simple.pptx"
@@ -126,3 +127,30 @@ def test_strict_open_xml_files_are_read_through_libreoffice() -> None:
         assert shown in text, shown
     plain = (CORPUS / "mammoth" / "tables.docx").read_bytes()
     assert transitional(plain, "docx") is plain
+
+
+def test_an_excel_binary_workbook_is_read_through_libreoffice() -> None:
+    """Excel's binary workbook (.xlsb, "Excel Binary Workbook" in Save As) was refused as an
+    unsupported file type: calamine's any_sheets.xlsb failed in the bench. LibreOffice reads
+    it: calamine's issues.xlsb (saved by Excel) keeps its sheets' names and cells; an .xlsb
+    that is no zip is refused with the reason, as any Office package is."""
+    path = Path(__file__).parent / "fixtures" / "formats" / "issues.xlsb"
+    doc = parse(path)
+    text = "\n".join(texts(doc))
+    for shown in ("datatypes", "1.5", "test", "10/20/2016", "issue2", "spc_chrs", "aaa ' aaa",
+                  "àâéêèçöïî«»", "☺"):
+        assert shown in text, shown
+    with pytest.raises(ParseError, match="not a XLSB file"):
+        parse(path, b"this is no workbook at all, only a line of text")
+
+
+def test_a_number_format_without_a_whole_digit_shows_no_leading_zero() -> None:
+    """Excel's "#" and "." formats: "#.0" or ".0" require no digit before the point, so 0.5
+    shows ".5". The whole part was read as "0" and rounded away from the fraction: calamine's
+    biff5-rich-text-string.xls (a 1900s voters' roll) showed the qualification 0.5 under ".0"
+    as ".0" (Tika and LibreOffice: ".5"), and 1.5 would have read ".2"."""
+    doc = parse(CORPUS / "calamine" / "biff5-rich-text-string.xls")
+    assert "Qualification.: .5" in "\n".join(texts(doc))
+    assert [shown_number(v, c) for v, c in ((0.5, ".0"), (1.5, ".0"), (0.25, "#,###.00"),
+                                            (-0.5, "#.0"), (0.5, "0.0"), (12.5, "#,##0.0"))] \
+        == [".5", "1.5", ".25", "-.5", "0.5", "12.5"]

@@ -57,6 +57,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     **dict.fromkeys((".docx", ".docm", ".dotx", ".dotm"), ("word", "parse_docx")),
     ".pptx": ("slides", "parse_pptx"), ".pptm": ("slides", "parse_pptx"),  # macros never run
     ".xlsx": ("spreadsheet", "parse_xlsx"), ".xlsm": ("spreadsheet", "parse_xlsx"),
+    ".xlsb": ("converted", "parse_xlsb"),  # Excel's binary workbook: a zip of BIFF12 parts
     ".csv": ("delimited", "parse_csv"), ".tsv": ("delimited", "parse_tsv"),
     # converted to OOXML by LibreOffice, then read by the parsers above
     **{s: ("converted", f"parse_{s[1:]}") for s in (".doc", ".rtf", ".odt", ".wps", ".xls",
@@ -68,7 +69,8 @@ SUPPORTED_SUFFIXES = set(PARSERS)
 # whose text runs are counted apart from the parser
 _RUNS_COUNTED = {".docx", ".docm", ".dotx", ".dotm", ".pptx", ".pptm"}
 _ZIP_FORMATS = {".docx": "DOCX", ".docm": "DOCX", ".dotx": "DOCX", ".dotm": "DOCX",
-                ".pptx": "PPTX", ".pptm": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX"}
+                ".pptx": "PPTX", ".pptm": "PPTX", ".xlsx": "XLSX", ".xlsm": "XLSX",
+                ".xlsb": "XLSB"}
 
 __all__ = [
     "PARSER_VERSION",
@@ -256,7 +258,8 @@ def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
         if not data.startswith(b"PK\x03\x04"):
             raise ParseError(_not_zip_reason(_ZIP_FORMATS[suffix], data))
         check_archive(data, _ZIP_FORMATS[suffix])
-        data = transitional(data, _ZIP_FORMATS[suffix].lower())  # Strict OOXML: LibreOffice
+        if suffix != ".xlsb":  # Strict OOXML: LibreOffice (no binary workbook is Strict)
+            data = transitional(data, _ZIP_FORMATS[suffix].lower())
     result = parser_for(suffix)(data, limits)
     add_embedded(result, suffix, data, limits)  # OLE objects: Word, Excel, PDF files inside
     return result
@@ -275,6 +278,6 @@ def _not_zip_reason(kind: str, data: bytes) -> str:
     EncryptionInfo stream; a legacy .xls or .doc renamed is an OLE file without one."""
     if data.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1") and (
             "EncryptionInfo".encode("utf-16-le") in data):
-        noun = "workbook" if kind == "XLSX" else f"{kind} file"
+        noun = "workbook" if kind in ("XLSX", "XLSB") else f"{kind} file"
         return f"password-protected (encrypted) {noun}: remove the password to index it"
     return f"not a {kind} file: {describe_content(data)}"

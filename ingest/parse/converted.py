@@ -1,6 +1,7 @@
-"""Legacy Office, OpenDocument, RTF and Kingsoft WPS files: converted to OOXML by LibreOffice
-(ingest.parse.convert), then read by the DOCX, XLSX or PPTX parser, so every part those parsers
-read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read here too.
+"""Legacy Office, Excel binary (.xlsb), OpenDocument, RTF and Kingsoft WPS files: converted to
+OOXML by LibreOffice (ingest.parse.convert), then read by the DOCX, XLSX or PPTX parser, so every
+part those parsers read (notes, text boxes, merged cells, hidden sheets, speaker notes) is read
+here too.
 
 An OpenDocument file's volatile fields (date, file name, author) keep the text they showed when
 saved and a sheet's empty tail is not repeated (ingest.parse.odf_prepare); an .ods keeps its
@@ -75,6 +76,12 @@ def _cell_pictures(data: bytes) -> bytes | None:
 
 def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
     return _binary_sheets(data, ".xls", limits)
+
+
+def parse_xlsb(data: bytes, limits: ParseLimits) -> ParseResult:
+    """Excel's binary workbook (BIFF12 parts in a zip, checked as any Office package is):
+    openpyxl does not read it, LibreOffice converts it with the values Excel stored."""
+    return parse_xlsx(convert(data, ".xlsb", "xlsx"), limits)
 
 
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:

@@ -14,7 +14,8 @@ GENERAL_DIGITS = 10  # significant digits Excel's General shows in a column of s
 _CURRENCY = re.compile(r"\[\$([^\]-]*)(?:-[0-9A-Fa-f]+)?\]")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # colours, conditions, locales
 _LITERALS = re.compile(r'"([^"]*)"|\\(.)|_.|\*.')  # quoted text, escaped char, spacing, fill
-_NUMBER = re.compile(r"([#0,]*0[#0,]*|#[#,]*)(?:\.([0#]*))?")
+# the whole part's digits and the fraction's, or a fraction alone (".00": 0.25 shows ".25")
+_NUMBER = re.compile(r"([#0,]*0[#0,]*|#[#,]*)(?:\.([0#]*))?|\.([0#]+)")
 _PERCENT = re.compile(r"(?:\.([0#]+))?%")
 _DATE_TOKENS = re.compile(r"(?i)yyyy|yy|mmmmm|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|am/pm|a/p")
 
@@ -45,13 +46,17 @@ def number_text(value: float, code: str) -> str | None:
     match = _NUMBER.search(section)
     if match is None:
         return None
-    decimals = len((match.group(2) or "").rstrip("#"))
-    places = len(match.group(2) or "")
-    text = f"{value:{',' if ',' in match.group(1) else ''}.{places}f}"
+    digits, fraction_code = match.group(1) or "", match.group(2) or match.group(3) or ""
+    decimals = len(fraction_code.rstrip("#"))
+    places = len(fraction_code)
+    text = f"{value:{',' if ',' in digits else ''}.{places}f}"
     if places > decimals:  # "0.0#": optional digits dropped when zero
         text = text.rstrip("0") if "." in text else text
         whole, _, fraction = text.partition(".")
         text = f"{whole}.{fraction.ljust(decimals, '0')}" if decimals or fraction else whole
+    if "0" not in digits:  # no digit required before the point: "#.0" shows 0.5 as ".5"
+        sign, unsigned = ("-", text[1:]) if text.startswith("-") else ("", text)
+        text = sign + (unsigned[1:] if unsigned.startswith("0.") else unsigned)
     return section[:match.start()] + text + section[match.end():]
 
 
