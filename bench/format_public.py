@@ -18,7 +18,9 @@ file made here). Fourth round, workbooks Kingsoft WPS Office saved as .et and .x
 (`kingsoft`, SheetJS's). Fifth round, played as held-out files a new user brings:
 markitdown's, unstructured's and poi-tl's (Chinese Word templates); then PHPOffice's
 (PHPWord, PhpSpreadsheet, PHPPresentation), mailparser's, msg-extractor's, epub.js's and
-zc310/ofd's office, mail, EPUB and OFD files, and MimeKit's mails. `--collect` copies them
+zc310/ofd's office, mail, EPUB and OFD files, and MimeKit's mails. Round 2 of the held-out play for
+PDFs and pictures: pdfplumber's and camelot's PDFs (Chinese reports, a lab report, tables shown
+sideways, scans) and TableStructureRec's pictures of tables. `--collect` copies them
 (with `--collection`, only those) from the bare git directories the search tool's `fetch`
 leaves under /work/.mirror (test documents only).
 
@@ -87,6 +89,8 @@ _UCHARDET = (("ja", "euc-jp"), ("ja", "iso-2022-jp"), ("ja", "shift_jis"), ("ja"
              ("zh", "big5"), ("zh", "gb18030"), ("ko", "iso-2022-kr"), ("ru", "koi8-r"),
              ("el", "windows-1253"), ("he", "windows-1255"), ("pl", "iso-8859-2"),
              ("tr", "iso-8859-9"))
+# TableStructureRec's pictures of Chinese tables (named "tsr_<folder>_<name>" in the corpus)
+TSR_PICTURES = ("lineless_table_recognition.jpg", "test.jpg", "wired/table4.jpg")
 # collection -> (repository, licence, paths)
 SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "tika": ("apache/tika", "Apache-2.0", []),  # filled from the mirror by name (long paths)
@@ -423,6 +427,21 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "document/smallFracOnlyOffice.docx", "spreadsheet/Forecast.xls",
         "spreadsheet/chartdemo.xls", "spreadsheet/TestShapeTextWrap.xlsx",
         "slideshow/PictureLengthZero.ppt", "hpsf/TestChineseProperties.doc")]),
+    # held-out play, round 2 for PDFs and pictures (2026-12-05): pdfplumber's PDFs (Chinese
+    # company reports, a land-use standard's table, a hospital lab report, a CV, a company
+    # notice, an auditor's letter with a scan's text layer; US tables, one turned sideways, a
+    # scan), camelot's (a Chinese-made audit table, a table turned anticlockwise, a scanned
+    # table, an electoral roll) and TableStructureRec's pictures of tables (an account form, a
+    # body-mass table without rules, a Chinese CV form)
+    "pdfplumber": ("jsvine/pdfplumber", "MIT", [f"tests/pdfs/{p}.pdf" for p in (
+        "issue-336-example", "issue-461-example", "issue-67-example",
+        "issue-71-duplicate-chars", "issue-842-example", "pr-136-example",
+        "issue-203-decimalize", "nics-background-checks-2015-11-rotated",
+        "senate-expenditures")]),
+    "camelot": ("camelot-dev/camelot", "MIT", [f"tests/files/{p}.pdf" for p in (
+        "tabula/china", "anticlockwise_table_2", "image", "electoral_roll")]),
+    "table-rec": ("RapidAI/TableStructureRec", "Apache-2.0", [
+        (f"tests/test_files/{p}", "tsr_" + p.replace("/", "_")) for p in TSR_PICTURES]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -447,7 +466,8 @@ OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim", **dict.fromkeys((  # rapidocr'
     "img_exif_orientation.jpg", "white_font_color_transparent.png",
     "black_font_color_transparent.png", "text_vertical_words.png", "test_letterbox_like.jpg",
     "test_without_det.jpg", "text_rec.jpg"), "chi_sim"),
-    "chinese.jpg": "chi_sim", "japanese.jpg": "jpn"}  # EasyOCR's
+    "chinese.jpg": "chi_sim", "japanese.jpg": "jpn",  # EasyOCR's
+    **{"tsr_" + p.replace("/", "_"): "chi_sim" for p in TSR_PICTURES}}
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')

@@ -327,3 +327,35 @@ def test_vertical_japanese_is_read_down_the_columns_right_to_left() -> None:
     text = "".join(block.text for block in doc.blocks).replace(" ", "")
     assert "わたくしといふ現象は假定された有機交流電燈のひとつの青い照明です" in text
     assert "けれどもこれら新世代沖積世の巨大に明るい時間の集積の" in text
+
+
+LAB_ROWS = [("项目", "检验方法", "结果", "单位", "参考范围"),
+            ("白细胞计数(WBC)", "仪器法", "3.9", "E+9/L", "[4.0-10.0]"),
+            ("红细胞计数(RBC)", "仪器法", "5.37", "E+12/L", "[4.3-5.8]"),
+            ("血红蛋白(HGB)", "仪器法", "159", "g/L", "[130-175]")]
+
+
+def test_upright_text_on_a_turned_page_is_read_by_rows(tmp_path: Path) -> None:
+    """A lab report laid out as pdfplumber's issue-461-example.pdf is (a page with /Rotate 90
+    whose text is drawn turned, so it shows upright): each row's cells stay together, item
+    name first, though the unrotated page holds them as columns (main read them column by
+    column, the last first)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.set_rotation(90)
+    for r, row in enumerate(LAB_ROWS):
+        for c, cell in enumerate(row):
+            at = pymupdf.Point(60 + 150 * c, 100 + 20 * r) * page.derotation_matrix
+            page.insert_text(at, cell, fontname=CN_FONT, fontsize=10, rotate=90)
+    doc.save(tmp_path / "lab.pdf")
+    text = " ".join(b.text for b in parse(tmp_path / "lab.pdf").blocks).replace(" ", "")
+    for row in LAB_ROWS:  # unit and range, set apart, are read after (taken for a column)
+        assert "".join(row[:3]) in text
+
+
+def test_a_ruled_table_on_a_turned_page_keeps_its_rows() -> None:
+    """pdfplumber's issue-140-example.pdf (tests/fixtures/formats): a ruled table on a page
+    with /Rotate 90 and text drawn turned; its rows stay a table's rows."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)

@@ -134,10 +134,14 @@ def _open(data: bytes) -> pymupdf.Document:
 def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
                 sizes: list[pymupdf.Rect]) -> list[Item]:
     """The page's lines and tables in reading order (its area appended to `sizes`). Text-layer
-    lines are in unrotated page coordinates (as PyMuPDF reports them); OCR lines in the page as
-    read, turned upright."""
+    lines are in the unrotated page (as PyMuPDF reports them) turned so that most of its text
+    runs left to right; OCR lines in the page as read, turned upright."""
     area = page.rect * page.derotation_matrix
-    lines = _text_lines(page, area.height)
+    blocks = page.get_text("dict", sort=True)["blocks"]
+    turn = _text_turn(blocks)
+    if turn % 180:
+        area = pymupdf.Rect(0, 0, area.height, area.width)
+    lines = _text_lines(blocks, page.number + 1, area, turn)
     found: list[PdfTable] = []
     read: list[OcrTable] = []  # tables read by OCR
     if _needs_ocr(page, lines):
@@ -153,6 +157,10 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
             result.turned_pages.append(page.number + 1)
     elif _has_rules(page):
         found = tables.find(page)
+        for table in found if turn else []:  # into the turned page, as its lines are
+            table.x0, table.y0, table.x1, table.y1 = _turned(
+                (table.x0, table.y0, table.x1, table.y1), turn, area)
+            table.row_boxes = [_turned(box, turn, area) for box in table.row_boxes]
         lines = [line for line in lines if not any(_inside(line, t) for t in found)]
     if not lines and not found and not read:
         result.empty_pages += 1
@@ -160,10 +168,46 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
     return reading_order([*lines, *found, *read], area.width)
 
 
-def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
+def _text_turn(blocks: list[dict[str, Any]]) -> int:
+    """Degrees (0, 90, 180, 270) to turn the unrotated page by so that most (over half) of its
+    text runs left to right: a page whose /Rotate shows upright text drawn turned (a landscape lab
+    report), or a table printed sideways. Read unturned, its rows come out column by column."""
+    chars: dict[int, int] = {}
+    for block in blocks:
+        for line in block.get("lines", []):
+            if line.get("wmode") == 1:  # vertical CJK writing: read by _vertical_text
+                continue
+            dx, dy = (round(v) for v in line["dir"])
+            turn = _TURNS.get((dx, dy))
+            if turn is not None:
+                count = sum(len(span["text"].strip()) for span in line["spans"])
+                chars[turn] = chars.get(turn, 0) + count
+    turn = max(chars, key=lambda turn: chars[turn], default=0)
+    return turn if chars and chars[turn] > 0.5 * sum(chars.values()) else 0
+
+
+_TURNS = {(1, 0): 0, (0, -1): 90, (-1, 0): 180, (0, 1): 270}  # a line's direction -> turn
+
+
+def _turned(bbox: tuple[float, float, float, float], turn: int, area: pymupdf.Rect
+            ) -> tuple[float, float, float, float]:
+    """A box of the unrotated page in the page turned by `turn` degrees clockwise (`area`:
+    the turned page)."""
+    x0, y0, x1, y1 = bbox
+    if turn == 90:
+        return area.width - y1, x0, area.width - y0, x1
+    if turn == 180:
+        return area.width - x1, area.height - y1, area.width - x0, area.height - y0
+    if turn == 270:
+        return y0, area.height - x1, y1, area.height - x0
+    return bbox
+
+
+def _text_lines(blocks: list[dict[str, Any]], number: int, area: pymupdf.Rect, turn: int
+                ) -> list[Line]:
     out = []
     columns = []
-    for block in page.get_text("dict", sort=True)["blocks"]:
+    for block in blocks:
         if block.get("lines") and all(line.get("wmode") == 1 for line in block["lines"]):
             columns.append(block)
             continue
@@ -172,14 +216,14 @@ def _text_lines(page: pymupdf.Page, height: float) -> list[Line]:
             text = tidy_numbering(normalize("".join(span["text"] for span in line["spans"])))
             if not text or not spans:
                 continue
-            x0, y0, x1, y1 = line["bbox"]
+            x0, y0, x1, y1 = _turned(line["bbox"], turn, area)
             out.append(Line(
-                text, page.number + 1, x0, y0, x1, y1, size=max(s["size"] for s in spans),
+                text, number, x0, y0, x1, y1, size=max(s["size"] for s in spans),
                 bold=all(s["flags"] & pymupdf.TEXT_FONT_BOLD or "Bold" in s["font"]
                          for s in spans),
-                in_margin=in_margin(y0, y1, height),
+                in_margin=in_margin(y0, y1, area.height),
             ))
-    vertical = _vertical_text(columns, page.number + 1)
+    vertical = _vertical_text(columns, number)
     return [*out, vertical] if vertical else out
 
 
