@@ -172,8 +172,12 @@ def run(candidate: str, corpus: dict[str, dict[str, bytes]]) -> dict[str, object
         rows = {name: score(files, name) for name, files in corpus.items()}
     finally:
         main_content.article_text = original  # type: ignore[assignment]
-    names = list(rows)
-    held = {n for i, n in enumerate(names) if i % 3 == 2}
+    return report(rows)
+
+
+def report(rows: dict[str, dict[str, float]]) -> dict[str, object]:
+    """Pages scored by `score_page`, summed as dev, held out (every third page) and CJK."""
+    held = {n for i, n in enumerate(rows) if i % 3 == 2}
     return {"dev": summary([r for n, r in rows.items() if n not in held]),
             "held_out": summary([r for n, r in rows.items() if n in held]),
             "cjk": summary([r for r in rows.values() if r["cjk"]]),

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from bench import html_readability, page_references
-from bench.html_readability import squeeze, summary
+from bench.html_readability import squeeze
 
 MIRRORS = Path("/work/.mirror")
 FOLDERS = {"newspaper": "tests/data/html", "article-extraction": "html",
@@ -47,12 +47,7 @@ def run(name: str) -> dict[str, object]:
     for page, (source, text) in pages(name).items():
         expected = [line.strip() for line in text.splitlines() if squeeze(line)]
         rows[page] = html_readability.score_page(source, expected, page, [])
-    held = {n for i, n in enumerate(rows) if i % 3 == 2}
-    return {"dev": summary([r for n, r in rows.items() if n not in held]),
-            "held_out": summary([r for n, r in rows.items() if n in held]),
-            "cjk": summary([r for r in rows.values() if r["cjk"]]),
-            "per_page": {n: [round(r["recall"], 2), round(r["precision"], 2)]
-                         for n, r in rows.items()}}
+    return html_readability.report(rows)
 
 
 def main() -> None:
