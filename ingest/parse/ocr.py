@@ -159,20 +159,20 @@ def _rapid() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
     rapid = RapidOCR()
-    newer = _recognizer()
-    latin = RapidOCR(**newer) if newer else None
+    settings = _recognizer()
+    newer = RapidOCR(**settings) if settings else None
 
     def run(image: np.ndarray) -> list[RawLine]:
         result, _ = rapid(image, use_cls=False)
         lines = [(box, text, score) for box, text, score in result or []]
-        if latin is None or not lines:
+        if newer is None or not lines:
             return lines
         crops = rapid.get_crop_img_list(
             image, [np.array(box, dtype=np.float32) for box, _, _ in lines])
-        readings, _ = latin.text_rec(crops)
+        readings, _ = newer.text_rec(crops)
         for i, ((box, first, _), (text, score, *_)) in enumerate(
                 zip(lines, readings, strict=True)):
-            if text.strip() and score >= latin.text_score and (
+            if text.strip() and score >= newer.text_score and (
                     not _CJK.search(first) or _letters(text) > _letters(first)):
                 lines[i] = (box, text, score)
         return lines
