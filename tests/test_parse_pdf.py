@@ -3,6 +3,7 @@ and awkward PDFs generated here (encrypted, corrupt, rotated, empty, huge, not a
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from pathlib import Path
@@ -404,3 +405,22 @@ def test_a_header_of_two_rows_names_each_column_by_both() -> None:
         "序号: 4; 部门: Finance Departme nt; 出差事由: Annual audit with the external auditors "
         "in Shenzhen; 费用 交通费(元): 2,030.50; 费用 住宿费(元): 3,600.00; "
         "备注: Receipts attached"]
+
+
+def test_rows_drawn_without_rules_between_them_stay_rows() -> None:
+    """A LibreOffice table ruled between its columns only (tests/fixtures/formats/
+    sales_table_no_row_rules.pdf): pdfplumber gives its five data rows as one, and every name
+    and figure was read against every other ("门店: 徐汇旗舰店天河体育中心店…"). A number does
+    not wrap, so each line of the figures starts a row; a wrapped store name stays in its row."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/sales_table_no_row_rules.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == [
+        "门店: 徐汇旗舰店; 城市: 上海; 销售额(万元): 1,286.40; 同比增长: 12.5%",
+        "门店: 天河体育中心店; 城市: 广州; 销售额(万元): 986.75; 同比增长: 8.1%",
+        "门店: 南山科技园店; 城市: 深圳; 销售额(万元): 1,042.10; 同比增长: -3.2%",
+        "门店: Chaoyang Joy City Outlet Store; 城市: 北京; 销售额(万元): 874.30; 同比增长: 5.6%",
+        "门店: 春熙路店; 城市: 成都; 销售额(万元): 655.00; 同比增长: 21.0%"]
+    boxes = [b.bbox for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert all(box is not None for box in boxes)
+    assert all(a[3] <= b[1] for a, b in itertools.pairwise(boxes)  # each row its own lines'
+               if a is not None and b is not None)

@@ -1,7 +1,8 @@
 """Ruled tables in PDFs (pdfplumber): cells on a grid, merged cells filled, and a table that
 runs onto the next page without repeating its header row joined to its first part. A table
 whose text does not run left to right on the page as shown (a landscape table on a page turned
-by /Rotate) is read in the frame where it does, from PyMuPDF's words (`_turned_grid`)."""
+by /Rotate), or whose rows stand between no rules, is read from PyMuPDF's words in the frame
+where its text runs left to right (`_turned_grid`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from ingest.parse.tables import cell_text, fill_merged, markdown_table, row_text
 _EDGE_TOLERANCE = 3.0  # points two parts' column edges may differ and still line up
 _TURNS = {(1, 0): 0, (0, -1): 90, (-1, 0): 180, (0, 1): 270}  # a line's direction -> turn
 _Box = tuple[float, float, float, float]
-_Line = tuple[float, float, float, str]  # a line in a cell: top, left, right, text
+# a line in a cell: top, left and right in the table's frame, text, unrotated box
+_Line = tuple[float, float, float, str, _Box]
 _VALUE = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?")  # a number a cell does not wrap
 
 
@@ -84,7 +86,7 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page) -> list[PdfTable]
     for table in plumber_page.find_tables():
         rect = pymupdf.Rect(table.bbox) * page.derotation_matrix
         turn = _table_turn(page, rect, text)
-        if turn == page.rotation % 360:  # runs left to right as pdfplumber reads it
+        if turn == page.rotation % 360 and not _banded(table):  # as pdfplumber reads it
             # a row runs from its top to the next row's (a merged cell's box spans several rows)
             x0, _, x1, bottom = table.bbox
             tops = [row.bbox[1] for row in table.rows] + [bottom]
@@ -109,6 +111,14 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page) -> list[PdfTable]
                                title=title, names=names,
                                row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept]))
     return tables
+
+
+def _banded(table: Table) -> bool:
+    """Whether a cell holds numbers on several lines: rows drawn without rules between them,
+    which pdfplumber gives as one row (`_sub_rows` parts them)."""
+    return any(text and "\n" in text and all(_VALUE.fullmatch(line.strip())
+                                              for line in text.split("\n"))
+               for row in table.extract() for text in row)
 
 
 def _two_row_header(first: list[str], second: list[str]) -> list[str] | None:
@@ -172,8 +182,13 @@ def _turned_grid(cells: list[pymupdf.Rect], words: list[tuple[Any, ...]], turn: 
         cell_lines = [[] if i is None else _in_column(
             lines[i], [band for j, band in zip(covering, bands, strict=True) if j == i], band)
             for i, band in zip(covering, bands, strict=True)]
-        for sub in _sub_rows(cell_lines) if own else [cell_lines]:
-            row = [cell_text("\n".join(line[-1] for line in cell)) for cell in sub]
+        subs = _sub_rows(cell_lines) if own else [cell_lines]
+        for sub in subs:
+            row = [cell_text("\n".join(line[3] for line in cell)) for cell in sub]
+            if len(subs) > 1:  # a row between no rules: its own lines' box
+                box = pymupdf.Rect()
+                for line in itertools.chain(*sub):
+                    box |= line[4]
             if any(row):
                 rows.append((row, (box.x0, box.y0, box.x1, box.y1)))
     return rows, lefts
@@ -214,7 +229,8 @@ def _cell_lines(cell: pymupdf.Rect, words: list[tuple[Any, ...]], turn: int) -> 
         for word in line:
             box |= pymupdf.Rect(word[:4])
         top, left, _, right = _frame(box, turn)
-        lines.append((top, left, right, " ".join(w[4] for w in sorted(line, key=lambda w: w[7]))))
+        text = " ".join(word[4] for word in sorted(line, key=lambda word: word[7]))
+        lines.append((top, left, right, text, (box.x0, box.y0, box.x1, box.y1)))
     return sorted(lines)
 
 
@@ -223,7 +239,7 @@ def _sub_rows(cells: list[list[_Line]]) -> list[list[list[_Line]]]:
     does not wrap, so the lines of the cells that hold only numbers, one on each line, start
     the rows; another cell's line belongs to the row it starts in or below (a wrapped name)."""
     numbers = [cell for cell in cells if len(cell) > 1
-               and all(_VALUE.fullmatch(line[-1]) for line in cell)]
+               and all(_VALUE.fullmatch(line[3]) for line in cell)]
     if not numbers or any(len(cell) != len(numbers[0]) or any(
             abs(a[0] - b[0]) > 2 for a, b in zip(cell, numbers[0], strict=True))
             for cell in numbers):
