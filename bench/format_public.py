@@ -442,6 +442,34 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "tabula/china", "anticlockwise_table_2", "image", "electoral_roll")]),
     "table-rec": ("RapidAI/TableStructureRec", "Apache-2.0", [
         (f"tests/test_files/{p}", "tsr_" + p.replace("/", "_")) for p in TSR_PICTURES]),
+    # held-out play, session 10 (2026-12-06): office, RTF, EPUB, mail and OFD files of five
+    # sources never used before: SheetJS's own workbooks (not its WPS ones, `kingsoft`: a
+    # Hebrew form, BIFF5 phonetic text, .xlsb pivot tables, .ods), the Open Preservation
+    # Foundation's format corpus (CC0: Word 6 and a WordPerfect file named .doc, Pages' .doc,
+    # PowerPoint 2001 for Mac, Access-exported .xls, calibre's EPUB and RTF), Langchain-Chatchat's
+    # Chinese knowledge-base samples, stalwart mail-parser's mails (RFC and Dovecot's) and
+    # ofd.js's Chinese OFD
+    "sheetjs": ("SheetJS/test_files", "Apache-2.0", [
+        "Attendance.xlsx", "interview.xlsx", "\u05d7\u05d9\u05e9\u05d5\u05d1_\u05e0\u05e7\u05d5"
+        "\u05d3\u05d5\u05ea_\u05d6\u05d9\u05db\u05d5\u05d9.xlsx", "pivot_table_named_range.xlsb",
+        "sushi.ods", "biff5/phonetic_text.xls"]),
+    "format-corpus": ("openpreserve/format-corpus", "CC0-1.0", [
+        "office-examples/Old Word file/NEWSSLID.DOC",
+        "office-examples/powerpoint4-mac/ecdl+paris2001.ppt",
+        "office-examples/Old Access/Reviews.xls", "office/spreadsheet/xls/MonteCarlo.xls",
+        "fully-featured-pdf/PDF-Sample-Document-Fully-Featured-Layout.docx",
+        "ebooks/calibre 0.9.0/lorem-ipsum.epub", "ebooks/calibre 0.9.0/lorem-ipsum.rtf",
+        "office/wordprocessing/odt/demoLibreOfficeImagePastedAsBitmap.odt",
+        "variations/variations/application/msword/lorem-ipsum-pages-09-4.1-923.doc",
+        "office/wordprocessing/WordPerfect51/testWordPerfect_51_52.doc"]),
+    "chatchat": ("chatchat-space/Langchain-Chatchat", "Apache-2.0", [
+        *(f"libs/chatchat-server/tests/samples/ocr_test.{s}" for s in ("docx", "pptx")),
+        *(f"libs/chatchat-server/chatchat/data/knowledge_base/samples/content/test_files/"
+          f"langchain-ChatGLM_{s}.xlsx" for s in ("closed", "open"))]),
+    "stalwart-mail": ("stalwartlabs/mail-parser", "Apache-2.0 OR MIT (Dovecot's: MIT)", [
+        (f"resources/eml/{p}.eml", f"{p.replace('/', '-')}.eml") for p in (
+            "rfc/002", "thirdparty/014", "thirdparty/015", "legacy/035")]),
+    "ofdjs": ("DLTech21/ofd.js", "Apache-2.0", ["public/h.ofd"]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
