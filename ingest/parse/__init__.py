@@ -27,6 +27,7 @@ from ingest.parse.errors import ParseError, describe_content
 from ingest.parse.folder_meta import FOLDER_META_NAME, folder_defaults, metadata_top
 from ingest.parse.metadata import SIDECAR_SUFFIX, base_meta, complete_meta
 from ingest.parse.opening import RefusedFile, read_checked
+from ingest.parse.pdf_stamps import with_stamps_drawn
 from ingest.parse.quality import flag_near_duplicates
 from ingest.parse.result import DEFAULT_LIMITS, ParseLimits, Parser, ParseResult
 from ingest.parse.roots import real_roots
@@ -261,6 +262,8 @@ def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:
         check_archive(data, _ZIP_FORMATS[suffix])
         if suffix != ".xlsb":  # Strict OOXML: LibreOffice (no binary workbook is Strict)
             data = transitional(data, _ZIP_FORMATS[suffix].lower())
+    if suffix == ".pdf":  # a page shown only by a Stamp annotation (pdf_stamps.py)
+        data = with_stamps_drawn(data, limits.max_pages)
     result = parser_for(suffix)(data, limits)
     add_embedded(result, suffix, data, limits)  # OLE objects: Word, Excel, PDF files inside
     return result
