@@ -96,3 +96,15 @@ def test_values_in_a_ruled_table_form_reach_their_cells(tmp_path: Path) -> None:
     for label, value in rows[:3]:  # the table's Markdown, row by row
         assert f"| {label} | {value} |" in joined
     assert "s3cret" not in joined
+
+
+def test_a_hidden_field_is_not_read(tmp_path: Path) -> None:
+    """A field set hidden (a viewer does not show it) keeps its value out of the index."""
+    with pymupdf.open(FORM) as doc:
+        for widget in doc[0].widgets():
+            if widget.field_name == "First Name":
+                widget.field_display = 1  # PyMuPDF's "hidden"
+                widget.update()
+        doc.save(tmp_path / "hidden.pdf")
+    joined = "\n".join(texts(parse(tmp_path / "hidden.pdf")))
+    assert "Alice" not in joined and "Bob" in joined
