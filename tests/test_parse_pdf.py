@@ -430,3 +430,13 @@ def test_rows_drawn_without_rules_between_them_stay_rows() -> None:
     assert all(box is not None for box in boxes)
     assert all(a[3] <= b[1] for a, b in itertools.pairwise(boxes)  # each row its own lines'
                if a is not None and b is not None)
+def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
+    """The same page with its /Rotate taken away, so that the table shows sideways (as
+    pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
+    and each cell came out as a column of single words; it now gets the page turned upright."""
+    with pymupdf.open(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf") as doc:
+        doc[0].set_rotation(0)
+        doc.save(tmp_path / "sideways.pdf")
+    rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
+            if b.kind == BlockKind.TABLE_ROW]
+    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)
