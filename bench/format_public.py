@@ -20,7 +20,10 @@ markitdown's, unstructured's and poi-tl's (Chinese Word templates); then PHPOffi
 (PHPWord, PhpSpreadsheet, PHPPresentation), mailparser's, msg-extractor's, epub.js's and
 zc310/ofd's office, mail, EPUB and OFD files, and MimeKit's mails. Round 2 of the held-out play for
 PDFs and pictures: pdfplumber's and camelot's PDFs (Chinese reports, a lab report, tables shown
-sideways, scans) and TableStructureRec's pictures of tables. `--collect` copies them
+sideways, scans) and TableStructureRec's pictures of tables; round 3: MinerU's, CnOCR's,
+Pix2Text's, RapidOCRPDF's, the PDF Association's and tabula-java's PDFs (a scanned Chinese
+book, a Chinese deck and handout, papers, PDF 2.0 UTF-8 strings, Arabic) and pictures (a
+Chinese train ticket, a paragraph, a formula line). `--collect` copies them
 (with `--collection`, only those) from the bare git directories the search tool's `fetch`
 leaves under /work/.mirror (test documents only).
 
@@ -29,7 +32,8 @@ Reference: what a person sees, taken from an independent extraction: Apache Tika
 2.9.2`; it reads embedded attachments too), or for OFD, which Tika does not read, every
 TextCode of the pages and their templates in file order. Tika OCRs pictures and scanned PDF
 pages with Tesseract (English; Debian's tesseract-ocr), a different engine from kbflow's; a
-picture of Chinese text is read by Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
+picture of Chinese text, or a scanned Chinese PDF's pages rendered at 300 dpi, is read by
+Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
 page's reference is Tika's text of readability's expected main content of it, not of the whole
 page (menus and footers are not what a reader of the article sees); for newspaper's and Zyte's
 pages (sixth round, held-out play for web pages), the main content their own test expects, as
@@ -71,6 +75,7 @@ import zipfile
 from pathlib import Path
 
 import lxml.html
+import pymupdf
 from lxml import etree
 
 from bench import format_visible, page_references, write_section
@@ -442,6 +447,57 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         "tabula/china", "anticlockwise_table_2", "image", "electoral_roll")]),
     "table-rec": ("RapidAI/TableStructureRec", "Apache-2.0", [
         (f"tests/test_files/{p}", "tsr_" + p.replace("/", "_")) for p in TSR_PICTURES]),
+    # held-out play, session 10 (2026-12-06): office, RTF, EPUB, mail and OFD files of five
+    # sources never used before: SheetJS's own workbooks (not its WPS ones, `kingsoft`: a
+    # Hebrew form, BIFF5 phonetic text, .xlsb pivot tables, .ods), the Open Preservation
+    # Foundation's format corpus (CC0: Word 6 and a WordPerfect file named .doc, Pages' .doc,
+    # PowerPoint 2001 for Mac, Access-exported .xls, calibre's EPUB and RTF), Langchain-Chatchat's
+    # Chinese knowledge-base samples, stalwart mail-parser's mails (RFC and Dovecot's) and
+    # ofd.js's Chinese OFD
+    "sheetjs": ("SheetJS/test_files", "Apache-2.0", [
+        "Attendance.xlsx", "interview.xlsx", "\u05d7\u05d9\u05e9\u05d5\u05d1_\u05e0\u05e7\u05d5"
+        "\u05d3\u05d5\u05ea_\u05d6\u05d9\u05db\u05d5\u05d9.xlsx", "pivot_table_named_range.xlsb",
+        "sushi.ods", "biff5/phonetic_text.xls"]),
+    "format-corpus": ("openpreserve/format-corpus", "CC0-1.0", [
+        "office-examples/Old Word file/NEWSSLID.DOC",
+        "office-examples/powerpoint4-mac/ecdl+paris2001.ppt",
+        "office-examples/Old Access/Reviews.xls", "office/spreadsheet/xls/MonteCarlo.xls",
+        "fully-featured-pdf/PDF-Sample-Document-Fully-Featured-Layout.docx",
+        "ebooks/calibre 0.9.0/lorem-ipsum.epub", "ebooks/calibre 0.9.0/lorem-ipsum.rtf",
+        "office/wordprocessing/odt/demoLibreOfficeImagePastedAsBitmap.odt",
+        "variations/variations/application/msword/lorem-ipsum-pages-09-4.1-923.doc",
+        "office/wordprocessing/WordPerfect51/testWordPerfect_51_52.doc"]),
+    "chatchat": ("chatchat-space/Langchain-Chatchat", "Apache-2.0", [
+        *(f"libs/chatchat-server/tests/samples/ocr_test.{s}" for s in ("docx", "pptx")),
+        *(f"libs/chatchat-server/chatchat/data/knowledge_base/samples/content/test_files/"
+          f"langchain-ChatGLM_{s}.xlsx" for s in ("closed", "open"))]),
+    "stalwart-mail": ("stalwartlabs/mail-parser", "Apache-2.0 OR MIT (Dovecot's: MIT)", [
+        (f"resources/eml/{p}.eml", f"{p.replace('/', '-')}.eml") for p in (
+            "rfc/002", "thirdparty/014", "thirdparty/015", "legacy/035")]),
+    "ofdjs": ("DLTech21/ofd.js", "Apache-2.0", ["public/h.ofd"]),
+    # held-out play, round 3 for PDFs and pictures (2026-12-06): MinerU's demo PDFs (a scanned
+    # Chinese book, a Chinese chemistry handout, papers with tables and formulas), CnOCR's and
+    # Pix2Text's (a Chinese deck as PDF, a train ticket, a paragraph, a formula line in Chinese,
+    # a page with no text layer), RapidOCRPDF's (text, text and pictures, a scanned page),
+    # the PDF Association's PDF 2.0 examples (UTF-8 strings) and tabula-java's (a census table,
+    # a procurement notice, Arabic)
+    "mineru": ("opendatalab/MinerU", "MinerU Open Source License (Apache-2.0 and terms)", [
+        "demo/pdfs/small_ocr.pdf", "demo/pdfs/demo1.pdf", "demo/pdfs/demo3.pdf",
+        "docs/chemical_knowledge_introduction/introduction.pdf",
+        ("tests/unittest/pdfs/test.pdf", "unittest_test.pdf")]),
+    "cnocr": ("breezedeus/CnOCR", "Apache-2.0", [
+        "docs/intro-cnstd-cnocr.pdf", "docs/examples/huochepiao.jpeg",
+        "docs/examples/multi-line_cn2.png"]),
+    "pix2text": ("breezedeus/Pix2Text", "MIT", [
+        "docs/examples/test-doc.pdf", "docs/examples/zh1.jpg"]),
+    "rapidocr-pdf": ("RapidAI/RapidOCRPDF", "Apache-2.0", [f"tests/test_files/{p}.pdf" for p in (
+        "direct_and_image", "direct_extract", "image")]),
+    "pdf20examples": ("pdf-association/pdf20examples", "CC-BY-SA-4.0", [
+        "pdf20-utf8-test.pdf", "PDF 2.0 UTF-8 string and annotation.pdf"]),
+    "tabula-java": ("tabulapdf/tabula-java", "MIT", [
+        f"src/test/resources/technology/tabula/{p}.pdf" for p in (
+            "12s0324", "Publication_of_award_of_Bids_for_Transport_Sector__August_2016",
+            "arabic")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -467,7 +523,10 @@ OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim", **dict.fromkeys((  # rapidocr'
     "black_font_color_transparent.png", "text_vertical_words.png", "test_letterbox_like.jpg",
     "test_without_det.jpg", "text_rec.jpg"), "chi_sim"),
     "chinese.jpg": "chi_sim", "japanese.jpg": "jpn",  # EasyOCR's
-    **{"tsr_" + p.replace("/", "_"): "chi_sim" for p in TSR_PICTURES}}
+    **{"tsr_" + p.replace("/", "_"): "chi_sim" for p in TSR_PICTURES},
+    # CnOCR's and Pix2Text's Chinese pictures; MinerU's scanned Chinese book (pages rendered)
+    "huochepiao.jpeg": "chi_sim", "multi-line_cn2.png": "chi_sim", "zh1.jpg": "chi_sim",
+    "small_ocr.pdf": "chi_sim"}
 # Tika prints an Excel sheet's print header/footer as its raw codes ("&C&\"Times\"&12Page &P"):
 # not text a person sees on a page
 _PRINT_CODES = re.compile(r'&[LCRAPNDTFZGKBIUSEXY"\d]')
@@ -623,10 +682,24 @@ def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
     if path.name in DECLARED_FILES:
         return path.read_bytes().decode(DECLARED_FILES[path.name])
     if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
-        return subprocess.run(["tesseract", str(path), "-", "-l", OCR_LANGUAGES[path.name]],
-                              capture_output=True, text=True, check=True).stdout
+        return tesseract_text(path, OCR_LANGUAGES[path.name])
     tika = texts.get(_tika_input(collection, path) or path, "")
     return format_visible.without_cell_notes(path, tika)
+
+
+def tesseract_text(path: Path, language: str) -> str:
+    """Tesseract's text of a picture, or of a scanned PDF's pages rendered at 300 dpi (what
+    Tika does, in `language` instead of English)."""
+    if path.suffix != ".pdf":
+        return subprocess.run(["tesseract", str(path), "-", "-l", language],
+                              capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as tmp, pymupdf.open(path) as pdf:
+        pages = []
+        for number, page in enumerate(pdf):
+            picture = Path(tmp) / f"{number:04d}.png"
+            page.get_pixmap(dpi=300).save(picture)
+            pages.append(tesseract_text(picture, language))
+        return "\n".join(pages)
 
 
 def _tika_input(collection: str, path: Path) -> Path | None:

@@ -37,7 +37,8 @@ of the picture's pixels as the rendering holds them (the cache keeps each pictur
 text under that key), whose transcription replaces Tesseract's; for EPUB and mail, which are not
 rendered, the picture's name in the file, and the reference is Tika's text without its OCR
 blocks plus the file's transcriptions. Tika's own labels that the file's application does not
-show (`TOOL_LABELS`, Tika's "Recipients" in a .msg's header) are left out like `not_text`.
+show (`TOOL_LABELS`, Tika's "Recipients" in a .msg's header, its name for an attached item)
+are left out like `not_text`.
 """
 
 from __future__ import annotations
@@ -91,7 +92,12 @@ _PART, _PICTURE = "\n\f\n", "picture "  # a cached part: "picture <key>\n<Tesser
 # Tika's labels that the application showing the file does not, by suffix, with the reason
 TOOL_LABELS = {".msg": {"Recipients": (
     "Tika's own label for the recipients' addresses in its mail header list (From, To, "
-    "Recipients); Outlook shows To:/Cc: and the names, nowhere 'Recipients'")}}
+    "Recipients); Outlook shows To:/Cc: and the names, nowhere 'Recipients'"),
+    "__substg1.0_3701000D.msg": (
+        "Tika's name for an Outlook item attached to the message: the compound file's storage "
+        "name (PidTagAttachDataObject) with .msg added; Outlook shows the attachment's display "
+        "name (PidTagDisplayName: 'Inner mail', '無題'), and no property of the file holds this "
+        "name (checked on msgreader's four such files, 2026-12-06)")}}
 Squeeze = Callable[[str], str]  # the bench's normalisation (bench.format_public.squeeze)
 
 

@@ -120,3 +120,33 @@ def test_a_page_whose_test_gives_its_text_is_collected_with_that_text(tmp_path: 
     assert page_references.newspaper_text(news, "tests/data/html/b.com1.html") == ""
     assert page_references.newspaper_text(news, "tests/data/html/chinese_article.html") == (
         "香港行政长官\n\nNEW YORK (AP) — x")
+
+
+def test_a_scanned_chinese_pdf_is_read_by_tesseract_in_chinese_page_by_page(
+        tmp_path: Path) -> None:
+    """Tika OCRs a scanned PDF in English only (Latin junk for a Chinese page): the reference
+    of a scanned PDF in OCR_LANGUAGES is Tesseract in that language over its rendered pages,
+    every page, in order."""
+    import pymupdf
+
+    from bench.format_public import OCR_LANGUAGES, squeeze, tesseract_text
+
+    assert OCR_LANGUAGES["small_ocr.pdf"] == "chi_sim"
+    text = tmp_path / "text.pdf"
+    with pymupdf.open() as pdf:
+        for line in ("商品的使用价值为商品学", "交换价值首先表现为量的关系"):
+            page = pdf.new_page(width=420, height=200)
+            page.insert_text((30, 100), line, fontname="china-s", fontsize=22)
+        pdf.save(text)
+    scanned = tmp_path / "scanned.pdf"
+    with pymupdf.open(text) as pdf, pymupdf.open() as out:
+        for page in pdf:
+            picture = page.get_pixmap(dpi=200)
+            out.new_page(width=page.rect.width, height=page.rect.height).insert_image(
+                page.rect, pixmap=picture)
+        out.save(scanned)
+    with pymupdf.open(scanned) as pdf:
+        assert not "".join(page.get_text() for page in pdf).strip()  # no text layer
+    read = squeeze(tesseract_text(scanned, "chi_sim"))
+    assert "使用价值" in read and "交换价值" in read
+    assert read.index("使用价值") < read.index("交换价值")

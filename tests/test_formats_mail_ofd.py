@@ -18,7 +18,7 @@ import pytest
 
 from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import ParseError, parse_document, read_meta
-from ingest.parse.attachments import MAX_ATTACHMENTS
+from ingest.parse.attachments import MAX_ATTACHMENTS, MAX_READ
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 
@@ -97,11 +97,35 @@ def test_a_mail_with_1000_attachments_reads_a_bounded_number(tmp_path: Path) -> 
     assert doc.report.skipped["attachments_over_limit"] == 1000 - MAX_ATTACHMENTS
 
 
+def test_mails_of_mails_read_a_bounded_number_over_all_levels(tmp_path: Path) -> None:
+    """20 attached mails of 20 attachments each would be 420 parses: the document reads
+    MAX_READ in order (1 + 20 for each of the first four mails, 1 + 15 of the fifth) and
+    counts what it leaves at the level it leaves it (5 attachments, 15 mails)."""
+    message = mail("转发汇总")
+    message.set_content("见附件。")
+    for number in range(MAX_ATTACHMENTS):
+        inner = mail(f"第{number}封")
+        inner.set_content(f"第{number}封正文")
+        for part in range(MAX_ATTACHMENTS):
+            inner.add_attachment(f"说明{number}-{part}".encode(), maintype="text",
+                                 subtype="plain", filename=f"说明{number}-{part}.txt")
+        message.add_attachment(inner)
+    (tmp_path / "nested.eml").write_bytes(bytes(message))
+    doc = parse(tmp_path / "nested.eml")
+    assert sum(b.text.startswith("附件") for b in doc.blocks) == MAX_READ
+    assert doc.report.skipped["attachments_over_limit"] == 5 + 15
+    text = text_of(doc)
+    assert "说明4-14" in text and "说明4-15" not in text and "第5封正文" not in text
+
+
 def test_a_broken_attachment_or_nested_mail_never_fails_the_mail(tmp_path: Path) -> None:
     inner = mail("内层邮件")
     inner.set_content("内层正文可以检索。")
-    innermost = mail("最内层邮件")
-    innermost.set_content("最内层正文")
+    innermost = mail("第三层邮件")
+    innermost.set_content("第三层正文也可以检索。")
+    fourth = mail("第四层邮件")
+    fourth.set_content("第四层正文")
+    innermost.add_attachment(fourth)
     inner.add_attachment(innermost)
     message = mail("外层邮件")
     message.set_content("外层正文")
@@ -111,9 +135,10 @@ def test_a_broken_attachment_or_nested_mail_never_fails_the_mail(tmp_path: Path)
     (tmp_path / "outer.eml").write_bytes(bytes(message))
     doc = parse(tmp_path / "outer.eml")
     text = text_of(doc)
-    assert "外层正文" in text and "内层正文可以检索。" in text and "最内层正文" not in text
+    assert "外层正文" in text and "内层正文可以检索。" in text
+    assert "第三层正文也可以检索。" in text and "第四层正文" not in text  # MAX_MAIL_DEPTH
     assert doc.report.skipped["attachments_unreadable"] == 1
-    assert doc.report.skipped["attachments_over_limit"] == 1  # a mail inside a mail inside one
+    assert doc.report.skipped["attachments_over_limit"] == 1  # the fourth mail, counted
 
 
 def test_outlook_msg_with_its_attachment(tmp_path: Path) -> None:

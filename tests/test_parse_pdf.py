@@ -3,6 +3,7 @@ and awkward PDFs generated here (encrypted, corrupt, rotated, empty, huge, not a
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from pathlib import Path
@@ -254,6 +255,7 @@ def awkward(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write(folder / "truncated.pdf", valid[: len(valid) // 2])
     start = valid.rindex(b"startxref")
     write(folder / "bad_xref.pdf", valid[:start] + b"startxref\n999999\n%%EOF\n")
+    write(folder / "cut_before_trailer.pdf", valid[:start])
     write(folder / "zero_pages.pdf", b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
           b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
     write(folder / "empty.pdf", b"")
@@ -272,8 +274,10 @@ EXPECTED = {  # file → None (parses) or a phrase its ParseError reason contain
     "encrypted.pdf": "encrypted with a password",
     "owner_password_only.pdf": None,
     "rotated.pdf": None,
-    # MuPDF rebuilds the cross-reference table: published only with KBFLOW_ALLOW_REPAIRED_PDF
-    "bad_xref.pdf": "damaged PDF: repaired by PyMuPDF, 3 of 3 pages read",
+    # MuPDF rebuilds the cross-reference table of a file that ends whole: published, warned
+    "bad_xref.pdf": None,
+    # cut off before its end: published only with KBFLOW_ALLOW_REPAIRED_PDF
+    "cut_before_trailer.pdf": "damaged PDF: repaired by PyMuPDF, 3 of 3 pages read",
     "zero_pages.pdf": "PDF has no pages",
     "empty.pdf": "empty (0 bytes)",
     "image_renamed.pdf": "not a PDF file: the content is a PNG image",
@@ -299,9 +303,12 @@ def test_awkward_pdfs_parse_or_fail_with_a_reason(awkward: Path) -> None:
     assert outcomes["header_then_garbage.pdf"] is not None  # a PDF header alone is no PDF
 
 
-def test_a_repaired_pdf_is_flagged_when_allowed(awkward: Path) -> None:
-    doc = parse(awkward / "bad_xref.pdf", allow_repaired_pdf=True)
+def test_a_repaired_pdf_is_flagged(awkward: Path) -> None:
+    doc = parse(awkward / "bad_xref.pdf")
     assert doc.report.repaired and (doc.report.pages_read, doc.report.pages) == (3, 3)
+    assert any("cross-reference table was rebuilt" in w for w in doc.report.warnings)
+    cut = parse(awkward / "cut_before_trailer.pdf", allow_repaired_pdf=True)
+    assert cut.report.repaired and not any("ends whole" in w for w in cut.report.warnings)
 
 
 def test_rotated_and_huge_pdfs_keep_their_text(awkward: Path) -> None:
@@ -358,4 +365,78 @@ def test_a_ruled_table_on_a_turned_page_keeps_its_rows() -> None:
     with /Rotate 90 and text drawn turned; its rows stay a table's rows."""
     doc = parse(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf")
     rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)
+
+
+def test_a_landscape_table_on_a_page_turned_by_rotate_is_read_by_its_rows() -> None:
+    """pdfplumber's nics-background-checks-2015-11-rotated.pdf (bench/format_corpus): a
+    landscape table whose page /Rotate 90 shows it sideways. pdfplumber reads it as shown, so
+    its cells came out column by column ("Wyoming Wisconsin West Washington Virginia Virginia"
+    one cell). Read where its text runs left to right: a band of five states between two rules
+    is five rows (a number does not wrap), the column names under a cell drawn across them
+    are each their column's, and the title across every column is the caption."""
+    path = Path(__file__).parents[1] / "bench/format_corpus/pdfplumber"
+    doc = parse(path / "nics-background-checks-2015-11-rotated.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    title = "NICS Firearm Background Checks November - 2015 | "
+    assert title + ("State / Territory: Alabama; Permit: 18,870; Handgun: 23,022; "
+                    "Long Gun: 22,650; *Other: 859; **Multiple: 1,178; Admin: 0;") in rows[0]
+    assert rows[0].endswith("Totals: 71,137")
+    assert any(row.startswith(title + "State / Territory: Mariana Islands; Permit: 0;")
+               for row in rows)
+    assert any(row.startswith(title + "State / Territory: District of Columbia; Permit: 8; "
+                              "Handgun: 54; Long Gun: 2;") for row in rows)
+    states = [row for row in rows if "State / Territory: " in row]
+    assert len(states) == 57  # 55 states and territories, Totals, the notes drawn in the table
+    assert "Totals: 2,236,457" in states[-2] and "NOTES:" in states[-1]
+
+
+def test_a_header_of_two_rows_names_each_column_by_both() -> None:
+    """A LibreOffice table (tests/fixtures/formats/expense_table_two_row_header.pdf): 费用 drawn
+    across 交通费(元) and 住宿费(元). The second header row was taken for data, and every row
+    read "费用: 1,280.00; 费用: 2,400.00", which fee is which lost. A wrapped cell stays one
+    cell, and an empty cell leaves the others in their columns. The Markdown keeps the header
+    as drawn."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/expense_table_two_row_header.pdf")
+    table = next(b.text for b in doc.blocks if b.kind == BlockKind.TABLE)
+    assert table.startswith("| 序号 | 部门 | 出差事由 | 费用 | 费用 | 备注 |\n| --- |")
+    assert "\n| 序号 | 部门 | 出差事由 | 交通费(元) | 住宿费(元) | 备注 |\n| 1 |" in table
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == [
+        "序号: 1; 部门: 市场部; 出差事由: 参加上海国际医疗器械博览会并拜访华东区三家经销商; "
+        "费用 交通费(元): 1,280.00; 费用 住宿费(元): 2,400.00",
+        "序号: 2; 出差事由: 北京总部季度经营分析会; 费用 交通费(元): 960.00; 备注: 住宿由总部安排",
+        "序号: 3; 部门: 研发部; 出差事由: 广州; 费用 住宿费(元): 1,150.00; "
+        "备注: 高铁二等座改签两次,差额自理",
+        "序号: 4; 部门: Finance Departme nt; 出差事由: Annual audit with the external auditors "
+        "in Shenzhen; 费用 交通费(元): 2,030.50; 费用 住宿费(元): 3,600.00; "
+        "备注: Receipts attached"]
+
+
+def test_rows_drawn_without_rules_between_them_stay_rows() -> None:
+    """A LibreOffice table ruled between its columns only (tests/fixtures/formats/
+    sales_table_no_row_rules.pdf): pdfplumber gives its five data rows as one, and every name
+    and figure was read against every other ("门店: 徐汇旗舰店天河体育中心店…"). A number does
+    not wrap, so each line of the figures starts a row; a wrapped store name stays in its row."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/sales_table_no_row_rules.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == [
+        "门店: 徐汇旗舰店; 城市: 上海; 销售额(万元): 1,286.40; 同比增长: 12.5%",
+        "门店: 天河体育中心店; 城市: 广州; 销售额(万元): 986.75; 同比增长: 8.1%",
+        "门店: 南山科技园店; 城市: 深圳; 销售额(万元): 1,042.10; 同比增长: -3.2%",
+        "门店: Chaoyang Joy City Outlet Store; 城市: 北京; 销售额(万元): 874.30; 同比增长: 5.6%",
+        "门店: 春熙路店; 城市: 成都; 销售额(万元): 655.00; 同比增长: 21.0%"]
+    boxes = [b.bbox for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert all(box is not None for box in boxes)
+    assert all(a[3] <= b[1] for a, b in itertools.pairwise(boxes)  # each row its own lines'
+               if a is not None and b is not None)
+def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
+    """The same page with its /Rotate taken away, so that the table shows sideways (as
+    pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
+    and each cell came out as a column of single words; it now gets the page turned upright."""
+    with pymupdf.open(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf") as doc:
+        doc[0].set_rotation(0)
+        doc.save(tmp_path / "sideways.pdf")
+    rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
+            if b.kind == BlockKind.TABLE_ROW]
     assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)

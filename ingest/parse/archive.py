@@ -81,21 +81,34 @@ SAFE_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=Fal
                            huge_tree=False, remove_comments=True)
 
 
-def office_part(data: bytes, what: str) -> etree._Element:
+# libxml2's recovery: it reads past a broken tag, as Office and LibreOffice open such a part
+_RECOVER_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
+                               huge_tree=False, remove_comments=True, recover=True)
+
+
+def office_part(data: bytes, what: str, recover: bool = False) -> etree._Element:
     """An Office part's root ("a chart part", "a comments part"), refused as not well-formed or
-    when it declares a DTD, which Office files never do."""
+    when it declares a DTD, which Office files never do. `recover`: a part that is not
+    well-formed is read as libxml2 recovers it (logged), as Office and LibreOffice open it,
+    and refused only when nothing can be read of it."""
     try:
         root = etree.fromstring(data, SAFE_XML)
     except etree.XMLSyntaxError as exc:
-        raise ParseError(f"{what} is not well-formed XML: {exc}") from exc
+        recovered = _recovered(data) if recover else None
+        if recovered is None:
+            raise ParseError(f"{what} is not well-formed XML: {exc}") from exc
+        log.warning("%s is not well-formed XML, read as recovered: %s", what, exc)
+        root = recovered
     if root.getroottree().docinfo.doctype:
         raise ParseError(f"{what} declares a DTD, which Office files must not: not read")
     return root
 
 
-# libxml2's recovery: it reads past a broken tag, as Office and LibreOffice open such a part
-_RECOVER_XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                               huge_tree=False, remove_comments=True, recover=True)
+def _recovered(data: bytes) -> etree._Element | None:
+    try:
+        return etree.fromstring(data, _RECOVER_XML)
+    except etree.XMLSyntaxError:  # nothing to recover (an empty part)
+        return None
 
 
 def open_recovering(data: bytes, open_package: Callable[[bytes], T], kind: str

@@ -4,9 +4,11 @@ Attachments are read by the parser of their own format and appended to the mail 
 headed "附件：<name>", with their pages after the mail's. They are not documents of their own:
 the pipeline turns one file into one document version (one manifest row, one ACL, one doc id
 from the path), and an attachment has no path of its own; as a section it is found with the
-mail it came with and cited by its name. A mail holds at most MAX_ATTACHMENTS read ones (the
-others are counted in `skipped`), an attached mail is read but not its own attachments, and
-an attachment that cannot be read is counted, never the cause of the mail's failure.
+mail it came with and cited by its name. A mail holds at most MAX_ATTACHMENTS read ones, a
+document at most MAX_READ over all its levels (the others are counted in `skipped`). Mails nest
+to MAX_MAIL_DEPTH: a mail forwarded as an attachment and forwarded again is an ordinary thing
+in a company's mailbox (msgreader's msgInMsgInMsg.msg lost its third mail); a deeper one is
+counted. An attachment that cannot be read is counted, never the cause of the mail's failure.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
 MAX_ATTACHMENTS = 20  # read ones per mail: a legacy one costs a LibreOffice start (3–8 s)
+MAX_READ = 100  # read ones per document over all its levels (20 mails of 20 would be 400)
+MAX_MAIL_DEPTH = 3  # a mail, the mail attached to it, and the one attached to that
 _MAIL_SUFFIXES = (".eml", ".msg")
-_inside_attachment = contextvars.ContextVar("inside_attachment", default=False)
+_depth = contextvars.ContextVar("attachment_depth", default=0)  # 1 inside an attachment, 2 …
+_read: contextvars.ContextVar[list[int]] = contextvars.ContextVar("attachments_read")
 
 
 def mail_result(subject: str, header: Iterable[tuple[str, str]], plain: str | None,
@@ -53,7 +58,7 @@ def body_blocks(text: str, html: bool) -> list[Block]:
 
 def inside_attachment() -> bool:
     """Whether an attachment (or embedded file) is being read: its own are not."""
-    return _inside_attachment.get()
+    return _depth.get() > 0
 
 
 def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
@@ -63,17 +68,21 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
     # the package's table of formats, and its checks (an attached .docx's zip-bomb check too)
     from ingest.parse import SUPPORTED_SUFFIXES, _parse
 
+    depth = _depth.get()
+    total = _read.get() if depth else [0]  # the document's running count, shared by its levels
     read = unindexed = 0
     for name, data in files:
         suffix = PurePath(name).suffix.lower()
-        if suffix not in SUPPORTED_SUFFIXES or not data:
+        too_deep = suffix in _MAIL_SUFFIXES and depth + 1 >= MAX_MAIL_DEPTH
+        if (suffix not in SUPPORTED_SUFFIXES or not data) and not too_deep:
             result.skipped[f"{kind}_not_documents"] += 1
             continue
-        if read >= MAX_ATTACHMENTS or (suffix in _MAIL_SUFFIXES and _inside_attachment.get()):
+        if read >= MAX_ATTACHMENTS or total[0] >= MAX_READ or too_deep:
             result.skipped[f"{kind}_over_limit"] += 1
             continue
         read += 1
-        token = _inside_attachment.set(True)
+        total[0] += 1
+        tokens = _depth.set(depth + 1), _read.set(total)
         try:
             part = _parse(suffix, data, limits)
         except MemoryError:  # the worker reports it as such, as for the mail itself
@@ -84,7 +93,8 @@ def add_attachments(result: ParseResult, files: Iterable[tuple[str, bytes]],
                                        text=normalize(f"附件：{name}"), page=result.pages))
             continue
         finally:
-            _inside_attachment.reset(token)
+            _depth.reset(tokens[0])
+            _read.reset(tokens[1])
         offset = result.pages
         result.blocks.append(Block(kind=BlockKind.HEADING, text=normalize(f"附件：{name}"),
                                    level=2, page=offset + 1))

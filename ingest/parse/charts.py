@@ -30,7 +30,9 @@ _AXES = ("catAx", "valAx", "dateAx", "serAx")
 def chart_lines(data: bytes) -> list[str]:
     """The chart's title, axis titles and series as lines of text ("图表: 2024年销售额",
     "坐标轴: 季度 / 万元", "华东: 一季度 120; 二季度 150"); none for a chart without text."""
-    root = office_part(data, "a chart part")
+    # recovered: LibreOffice 7.4 leaves the tail of a longer chart after the `</c:chartSpace>`
+    # of some charts it converts from .xls, and one chart must not cost a workbook its sheets
+    root = office_part(data, "a chart part", recover=True)
     chart = root.find(C + "chart")
     if chart is None:
         return []

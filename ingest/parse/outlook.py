@@ -31,7 +31,7 @@ from oxmsg.properties import Properties
 from oxmsg.storage import Storage
 from oxmsg.util import lazyproperty
 
-from ingest.parse.attachments import add_attachments, mail_result
+from ingest.parse.attachments import MAX_MAIL_DEPTH, add_attachments, mail_result
 from ingest.parse.errors import ParseError
 from ingest.parse.result import ParseLimits, ParseResult
 
@@ -40,7 +40,6 @@ _BODY, _DISPLAY_NAME = 0x1000, 0x3001  # PidTagBody, PidTagDisplayName
 _STRING8 = 0x001E
 _ATTACHED_MESSAGE = "__substg1.0_3701000D"  # PidTagAttachDataObject holding a message
 _EMBEDDED_HEADER = 24  # an attached message's properties header ([MS-OXMSG] 2.4.1.2), not 32
-_MAX_DEPTH = 3  # messages inside messages inside messages: deeper ones are not unpacked
 # the Windows code page of the 8-bit strings of a message whose internet code page is not one
 _WINDOWS_CODEPAGE = {50220: 932, 50221: 932, 50222: 932, 51932: 932, 20932: 932,
                      50225: 949, 51949: 949, 50227: 936, 51936: 936, 52936: 936,
@@ -117,7 +116,7 @@ class _AttachedMessage(Message):
 
 def _as_mail(message: Message, storage: Storage, depth: int) -> bytes:
     """An attached message as the RFC 5322 mail it is, with its attachments (its own attached
-    messages too, to `_MAX_DEPTH`), to be read as an attached .eml is."""
+    messages too, to `MAX_MAIL_DEPTH`), to be read as an attached .eml is."""
     mail = EmailMessage()
     for name, value in (("Subject", _recoded(message, message.subject)),
                         ("From", _decoded_words(_recoded(message, message.sender or ""))),
@@ -136,7 +135,7 @@ def _as_mail(message: Message, storage: Storage, depth: int) -> bytes:
 
 def _files(storage: Storage, depth: int) -> list[tuple[str, bytes]]:
     """(name, bytes) of each attachment in order, an attached message as a mail (.eml); past
-    `_MAX_DEPTH` one with no bytes, counted as not read."""
+    `MAX_MAIL_DEPTH` one with no bytes, counted as not read."""
     files = []
     for part in storage.iter_attachment_storages():
         inner = next((s for s in part.storages if s.name == _ATTACHED_MESSAGE), None)
@@ -147,7 +146,7 @@ def _files(storage: Storage, depth: int) -> list[tuple[str, bytes]]:
         message = _AttachedMessage(inner)
         name = message.properties.str_prop_value(_DISPLAY_NAME) or message.subject or "message"
         files.append((f"{name}.eml",
-                      _as_mail(message, inner, depth + 1) if depth < _MAX_DEPTH else b""))
+                      _as_mail(message, inner, depth + 1) if depth < MAX_MAIL_DEPTH else b""))
     return files
 
 

@@ -12,6 +12,7 @@ then left to right). Print headers and footers keep their text, not their codes 
 
 from __future__ import annotations
 
+import io
 import logging
 import posixpath
 import re
@@ -98,6 +99,34 @@ def chart_sheets(archive: zipfile.ZipFile) -> dict[str, tuple[str, str]]:
     return {sheet.get("name", ""): (parts[rel_id], sheet.get("state", "visible"))
             for sheet in _xml(archive, workbook).iter(_MAIN + "sheet")
             if (rel_id := sheet.get(_R_ID, "")) in parts}
+
+
+def without_empty_names(data: bytes) -> bytes:
+    """The package with the defined names that name nothing left out of its workbook part:
+    LibreOffice writes an .xlsb's named ranges and print titles it cannot convert as empty
+    `definedName`s, on which openpyxl fails the whole workbook (kbflow reads no defined name).
+    Unchanged bytes when the workbook has none."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        workbook = next((target for kind, _, target in _relationships(archive, "/")
+                         if kind.endswith("/officeDocument")), None)
+        if workbook is None:
+            return data
+        root = _xml(archive, workbook)
+        empty = [name for name in root.iter(_MAIN + "definedName") if not (name.text or "").strip()]
+        if not empty:
+            return data
+        for name in empty:
+            parent = name.getparent()
+            if parent is not None:
+                parent.remove(name)
+        log.info("%d empty defined names left out of %s", len(empty), workbook)
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+            for member in archive.infolist():
+                target.writestr(member, etree.tostring(root, xml_declaration=True,
+                                                       encoding="UTF-8", standalone=True)
+                                if member.filename == workbook else archive.read(member))
+    return out.getvalue()
 
 
 def chart_sheet_blocks(archive: zipfile.ZipFile, title: str, part: str, page: int,

@@ -39,6 +39,7 @@ from ingest.parse.sheet_extras import (
     drawing_blocks,
     margin_texts,
     sheet_comments,
+    without_empty_names,
 )
 from ingest.parse.tables import caption_before, cell_text, table_blocks
 from ingest.text import normalize
@@ -249,6 +250,7 @@ def parse_xlsx(data: bytes, limits: ParseLimits, cell_pictures: bytes | None = N
     visible sheets; hidden sheets, hidden rows and empty rows are left out and counted.
     `cell_pictures`: the zip holding WPS Office's pictures in cells when they are not in the
     package (an .et's or .xls's, ingest.parse.converted)."""
+    data = without_empty_names(data)
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True,
                                       keep_links=False)
     result = ParseResult(blocks=[], pages=0)
