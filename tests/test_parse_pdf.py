@@ -255,6 +255,7 @@ def awkward(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write(folder / "truncated.pdf", valid[: len(valid) // 2])
     start = valid.rindex(b"startxref")
     write(folder / "bad_xref.pdf", valid[:start] + b"startxref\n999999\n%%EOF\n")
+    write(folder / "cut_before_trailer.pdf", valid[:start])
     write(folder / "zero_pages.pdf", b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
           b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
     write(folder / "empty.pdf", b"")
@@ -273,8 +274,10 @@ EXPECTED = {  # file → None (parses) or a phrase its ParseError reason contain
     "encrypted.pdf": "encrypted with a password",
     "owner_password_only.pdf": None,
     "rotated.pdf": None,
-    # MuPDF rebuilds the cross-reference table: published only with KBFLOW_ALLOW_REPAIRED_PDF
-    "bad_xref.pdf": "damaged PDF: repaired by PyMuPDF, 3 of 3 pages read",
+    # MuPDF rebuilds the cross-reference table of a file that ends whole: published, warned
+    "bad_xref.pdf": None,
+    # cut off before its end: published only with KBFLOW_ALLOW_REPAIRED_PDF
+    "cut_before_trailer.pdf": "damaged PDF: repaired by PyMuPDF, 3 of 3 pages read",
     "zero_pages.pdf": "PDF has no pages",
     "empty.pdf": "empty (0 bytes)",
     "image_renamed.pdf": "not a PDF file: the content is a PNG image",
@@ -300,9 +303,12 @@ def test_awkward_pdfs_parse_or_fail_with_a_reason(awkward: Path) -> None:
     assert outcomes["header_then_garbage.pdf"] is not None  # a PDF header alone is no PDF
 
 
-def test_a_repaired_pdf_is_flagged_when_allowed(awkward: Path) -> None:
-    doc = parse(awkward / "bad_xref.pdf", allow_repaired_pdf=True)
+def test_a_repaired_pdf_is_flagged(awkward: Path) -> None:
+    doc = parse(awkward / "bad_xref.pdf")
     assert doc.report.repaired and (doc.report.pages_read, doc.report.pages) == (3, 3)
+    assert any("cross-reference table was rebuilt" in w for w in doc.report.warnings)
+    cut = parse(awkward / "cut_before_trailer.pdf", allow_repaired_pdf=True)
+    assert cut.report.repaired and not any("ends whole" in w for w in cut.report.warnings)
 
 
 def test_rotated_and_huge_pdfs_keep_their_text(awkward: Path) -> None:
@@ -450,3 +456,15 @@ def test_a_table_drawn_turned_on_an_upright_page_keeps_its_characters_in_order()
     assert rows == ["Table 1: Table Caption | Model: Linear Regression; R2: 0.98740; "
                     "Testing Error: 1321.2"] * 2 + [
         "Table 1: Table Caption | Model: Gray Prediction; R2: 0.00617; Testing Error: 687"]
+
+
+def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
+    """The same page with its /Rotate taken away, so that the table shows sideways (as
+    pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
+    and each cell came out as a column of single words; it now gets the page turned upright."""
+    with pymupdf.open(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf") as doc:
+        doc[0].set_rotation(0)
+        doc.save(tmp_path / "sideways.pdf")
+    rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
+            if b.kind == BlockKind.TABLE_ROW]
+    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)

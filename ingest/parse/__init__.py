@@ -194,7 +194,8 @@ def parse_document(meta: DocumentMeta, data: bytes,
     """Dispatch on the file type; raise ParseError with a readable reason on bad input.
 
     A PDF PyMuPDF had to repair (truncated, damaged) may be missing pages without any error:
-    it fails unless `limits.allow_repaired_pdf`, and its report says so either way."""
+    it fails unless `limits.allow_repaired_pdf`, or unless it ends whole and every page was read
+    (then it is published with a warning); its report says so either way."""
     started = time.perf_counter()
     suffix = Path(meta.source_path).suffix.lower()
     if not data:
@@ -214,7 +215,8 @@ def parse_document(meta: DocumentMeta, data: bytes,
         raise ParseError(f"not a readable {kind} file: {type(exc).__name__}: {exc}") from exc
     blocks = result.blocks
     pages_read = result.pages - result.empty_pages
-    if result.repaired and not limits.allow_repaired_pdf:
+    repaired_whole = result.repaired and _ends_whole(data) and pages_read == result.pages
+    if result.repaired and not limits.allow_repaired_pdf and not repaired_whole:
         raise ParseError(f"damaged PDF: repaired by PyMuPDF, {pages_read} of {result.pages} "
                          "pages read (set KBFLOW_ALLOW_REPAIRED_PDF=true to publish it anyway)")
     if not blocks:
@@ -241,6 +243,8 @@ def parse_document(meta: DocumentMeta, data: bytes,
         encoding=result.encoding,
         encoding_confidence=result.encoding_confidence,
         warnings=[w for w in [warning(result.encoding, result.encoding_confidence)] if w]
+        + (["repaired PDF: its cross-reference table was rebuilt by PyMuPDF; the file ends "
+            "whole and every page was read"] if repaired_whole else [])
         + meta.warnings,
         chars_indexed=indexed,
         chars_seen=seen,
@@ -253,6 +257,12 @@ def parse_document(meta: DocumentMeta, data: bytes,
     )
     return ParsedDocument(meta=meta, blocks=blocks, parser_version=PARSER_VERSION,
                           pages=result.pages, report=report)
+
+
+def _ends_whole(data: bytes) -> bool:
+    """Whether a PDF still ends as a PDF ends: a wrong cross-reference offset (hand-edited files,
+    sloppy writers) makes MuPDF repair a file that lost nothing, while a cut-off file ends early."""
+    return b"%%EOF" in data[-1024:]
 
 
 def _parse(suffix: str, data: bytes, limits: ParseLimits) -> ParseResult:

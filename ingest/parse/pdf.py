@@ -28,6 +28,7 @@ from ingest.parse.layout import (
 from ingest.parse.metadata import _not_a_title
 from ingest.parse.ocr import OcrPage, ocr_page
 from ingest.parse.ocr_rows import OcrTable, ocr_items
+from ingest.parse.pdf_forms import Field, fill_cells, inside, page_fields, place
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import is_caption
@@ -141,7 +142,8 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
     turn = _text_turn(blocks)
     if turn % 180:
         area = pymupdf.Rect(0, 0, area.height, area.width)
-    lines = _text_lines(blocks, page.number + 1, area, turn)
+    fields = page_fields(page)
+    lines = _text_lines(blocks, page.number + 1, area, turn, fields)
     found: list[PdfTable] = []
     read: list[OcrTable] = []  # tables read by OCR
     if _needs_ocr(page, lines):
@@ -156,7 +158,7 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
         if reading.turn:
             result.turned_pages.append(page.number + 1)
     elif _has_rules(page):
-        found = tables.find(page)
+        found = tables.find(page, turn, fields)
         for table in found if turn else []:  # into the turned page, as its lines are
             table.x0, table.y0, table.x1, table.y1 = _turned(
                 (table.x0, table.y0, table.x1, table.y1), turn, area)
@@ -203,8 +205,10 @@ def _turned(bbox: tuple[float, float, float, float], turn: int, area: pymupdf.Re
     return bbox
 
 
-def _text_lines(blocks: list[dict[str, Any]], number: int, area: pymupdf.Rect, turn: int
-                ) -> list[Line]:
+def _text_lines(blocks: list[dict[str, Any]], number: int, area: pymupdf.Rect, turn: int,
+                fields: list[Field]) -> list[Line]:
+    """The page's text lines turned by `turn`, its form fields' values among them in place of
+    MuPDF's drawing of them (ingest.parse.pdf_forms)."""
     out = []
     columns = []
     for block in blocks:
@@ -214,7 +218,7 @@ def _text_lines(blocks: list[dict[str, Any]], number: int, area: pymupdf.Rect, t
         for line in block.get("lines", []):
             spans = [span for span in line["spans"] if span["text"].strip()]
             text = tidy_numbering(normalize("".join(span["text"] for span in line["spans"])))
-            if not text or not spans:
+            if not text or not spans or inside(line["bbox"], fields):
                 continue
             x0, y0, x1, y1 = _turned(line["bbox"], turn, area)
             out.append(Line(
@@ -223,6 +227,7 @@ def _text_lines(blocks: list[dict[str, Any]], number: int, area: pymupdf.Rect, t
                          for s in spans),
                 in_margin=in_margin(y0, y1, area.height),
             ))
+    out += place([(field.text, _turned(field.bbox, turn, area)) for field in fields], out, number)
     vertical = _vertical_text(columns, number)
     return [*out, vertical] if vertical else out
 
@@ -299,15 +304,36 @@ class _Tables:
         self.data = data
         self.pdf: PlumberPDF | None = None
 
-    def find(self, page: pymupdf.Page) -> list[PdfTable]:
+    def find(self, page: pymupdf.Page, turn: int, fields: list[Field]) -> list[PdfTable]:
+        """The page's tables in unrotated coordinates, form fields' values in their cells.
+        pdfplumber reads a page as its /Rotate shows it; where that shows the text sideways (a
+        landscape table on a page turned to portrait), it gets a copy of the page turned by
+        `turn` instead, so that its cells' text runs left to right (read sideways, each cell
+        came out as a column of single words)."""
         try:
+            if turn % 360 != page.rotation % 360:
+                return self._find_turned(page, turn, fields)
             if self.pdf is None:
                 self.pdf = pdfplumber.open(io.BytesIO(self.data))
-            return find_tables(self.pdf.pages[page.number], page)
+            found = find_tables(self.pdf.pages[page.number], page)
+            fill_cells(found, fields, page.rotation_matrix)
+            return found
         except Exception as exc:  # noqa: BLE001 - a table that cannot be read stays text
             log.warning("page %d: table detection failed, reading it as text: %s",
                         page.number + 1, exc)
             return []
+
+    @staticmethod
+    def _find_turned(page: pymupdf.Page, turn: int, fields: list[Field]) -> list[PdfTable]:
+        with pymupdf.open() as single:
+            single.insert_pdf(page.parent, from_page=page.number, to_page=page.number)
+            single[0].set_rotation(turn)
+            with pdfplumber.open(io.BytesIO(single.tobytes())) as pdf:
+                found = find_tables(pdf.pages[0], single[0])
+            fill_cells(found, fields, single[0].rotation_matrix)
+        for table in found:
+            table.page = page.number + 1
+        return found
 
     def close(self) -> None:
         if self.pdf is not None:
