@@ -432,6 +432,18 @@ def test_rows_drawn_without_rules_between_them_stay_rows() -> None:
                if a is not None and b is not None)
 
 
+def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
+    """The same page with its /Rotate taken away, so that the table shows sideways (as
+    pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
+    and each cell came out as a column of single words; it now gets the page turned upright."""
+    with pymupdf.open(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf") as doc:
+        doc[0].set_rotation(0)
+        doc.save(tmp_path / "sideways.pdf")
+    rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
+            if b.kind == BlockKind.TABLE_ROW]
+    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)
+
+
 def test_arabic_and_hebrew_cells_read_in_logical_order() -> None:
     """A LibreOffice table with right-to-left cells (tests/fixtures/formats/
     rtl_table_arabic_hebrew.pdf): pdfplumber reads glyphs in the order drawn, so every Arabic
@@ -456,15 +468,3 @@ def test_a_table_drawn_turned_on_an_upright_page_keeps_its_characters_in_order()
     assert rows == ["Table 1: Table Caption | Model: Linear Regression; R2: 0.98740; "
                     "Testing Error: 1321.2"] * 2 + [
         "Table 1: Table Caption | Model: Gray Prediction; R2: 0.00617; Testing Error: 687"]
-
-
-def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
-    """The same page with its /Rotate taken away, so that the table shows sideways (as
-    pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
-    and each cell came out as a column of single words; it now gets the page turned upright."""
-    with pymupdf.open(Path(__file__).parent / "fixtures/formats/issue-140-example.pdf") as doc:
-        doc[0].set_rotation(0)
-        doc.save(tmp_path / "sideways.pdf")
-    rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
-            if b.kind == BlockKind.TABLE_ROW]
-    assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)
