@@ -430,6 +430,8 @@ def test_rows_drawn_without_rules_between_them_stay_rows() -> None:
     assert all(box is not None for box in boxes)
     assert all(a[3] <= b[1] for a, b in itertools.pairwise(boxes)  # each row its own lines'
                if a is not None and b is not None)
+
+
 def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
     """The same page with its /Rotate taken away, so that the table shows sideways (as
     pdfplumber's nics-background-checks-2015-11-rotated.pdf does): pdfplumber read it as shown
@@ -440,3 +442,29 @@ def test_a_ruled_table_shown_sideways_keeps_its_rows(tmp_path: Path) -> None:
     rows = [b.text for b in parse(tmp_path / "sideways.pdf").blocks
             if b.kind == BlockKind.TABLE_ROW]
     assert any("LILYS 40% SLTD ALMND CHOC" in row and "388.57" in row for row in rows)
+
+
+def test_arabic_and_hebrew_cells_read_in_logical_order() -> None:
+    """A LibreOffice table with right-to-left cells (tests/fixtures/formats/
+    rtl_table_arabic_hebrew.pdf): pdfplumber reads glyphs in the order drawn, so every Arabic
+    and Hebrew cell came out with its letters reversed ("ناطلس يمسا" for "اسمي سلطان") and
+    could not be found. A number or a Latin word inside keeps its own order, a lam-alef
+    ligature stays whole ("الاسم"), and a wrapped Arabic line keeps its space."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/rtl_table_arabic_hebrew.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == [
+        "Name: Sultan; الاسم: اسمي سلطان; Address: شارع الملك فهد 42، الرياض; Amount: 1,250",
+        "Name: Fatima; الاسم: فاطمة الزهراء; Address: رقم الهوية ID 7781 القاهرة; Amount: 980",
+        "Name: David; الاسم: דוד כהן; Address: רחוב הרצל 15 תל אביב; Amount: 2,400",
+        "Name: Miriam; الاسم: מרים לוי; Address: ירושלים; Amount: 1,175"]
+
+
+def test_a_table_drawn_turned_on_an_upright_page_keeps_its_characters_in_order() -> None:
+    """MinerU's unittest_test.pdf (bench/format_corpus): a table whose text is drawn turned
+    90° on a page without /Rotate. Read as pdfplumber sees the page, each cell's characters
+    came out reversed ("2.1231" for 1321.2, "noissergeR raeniL"): wrong numbers indexed."""
+    doc = parse(Path(__file__).parents[1] / "bench/format_corpus/mineru/unittest_test.pdf")
+    rows = [b.text for b in doc.blocks if b.kind == BlockKind.TABLE_ROW]
+    assert rows == ["Table 1: Table Caption | Model: Linear Regression; R2: 0.98740; "
+                    "Testing Error: 1321.2"] * 2 + [
+        "Table 1: Table Caption | Model: Gray Prediction; R2: 0.00617; Testing Error: 687"]

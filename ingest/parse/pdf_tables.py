@@ -2,7 +2,8 @@
 runs onto the next page without repeating its header row joined to its first part. A table
 whose text does not run left to right on the page as shown (a landscape table on a page turned
 by /Rotate), or whose rows stand between no rules, is read from PyMuPDF's words in the frame
-where its text runs left to right (`_turned_grid`)."""
+where its text runs left to right (`_turned_grid`). A cell of Arabic or Hebrew, which
+pdfplumber gives in the order drawn, is put in logical order (`_logical_cell`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from typing import Any
 import pymupdf
 from pdfplumber.page import Page as PlumberPage
 from pdfplumber.table import Table
+from pdfplumber.utils.clustering import cluster_objects
 
 from ingest.models import Block, BlockKind
+from ingest.parse.rtl import has_rtl, logical_line
 from ingest.parse.tables import cell_text, fill_merged, markdown_table, row_texts
 
+_WORD_GAP = 3.0  # points between glyphs that part two words (pdfplumber's x_tolerance)
 _EDGE_TOLERANCE = 3.0  # points two parts' column edges may differ and still line up
 _TURNS = {(1, 0): 0, (0, -1): 90, (-1, 0): 180, (0, 1): 270}  # a line's direction -> turn
 _Box = tuple[float, float, float, float]
@@ -256,8 +260,10 @@ def _sub_rows(cells: list[list[_Line]]) -> list[list[list[_Line]]]:
 def _grid(table: Table) -> list[list[str | None]]:
     """Cell texts by grid position. pdfplumber reports a position covered by a merged cell as
     None; it gets the text of the cell whose box covers the position's centre."""
-    texts = table.extract()
     boxes = [row.cells for row in table.rows]
+    texts = [[_logical_cell(table.page, box) if box and text and has_rtl(text) else text
+              for box, text in zip(box_row, text_row, strict=True)]
+             for box_row, text_row in zip(boxes, table.extract(), strict=True)]
     xs = [column.bbox[0] for column in table.columns] + [table.bbox[2]]
     ys = [row.bbox[1] for row in table.rows] + [table.bbox[3]]
     known = [(box, text) for box_row, text_row in zip(boxes, texts, strict=True)
@@ -274,6 +280,26 @@ def _grid(table: Table) -> list[list[str | None]]:
             row.append(None if text is None else cell_text(text))
         grid.append(row)
     return grid
+
+
+def _logical_cell(page: PlumberPage, box: _Box) -> str:
+    """A cell holding right-to-left text, its lines rebuilt from pdfplumber's glyphs (in the
+    order drawn, letters reversed) in logical order; a gap wider than pdfplumber's word
+    tolerance is a space, as in pdfplumber's own text."""
+    x0, top, x1, bottom = box
+    chars = [c for c in page.chars if x0 <= (c["x0"] + c["x1"]) / 2 <= x1
+             and top <= (c["top"] + c["bottom"]) / 2 <= bottom]
+    lines = []
+    for line in cluster_objects(chars, "top", _WORD_GAP):
+        line = sorted(line, key=lambda c: c["x0"])
+        glyphs = [line[0]["text"]]
+        for previous, char in itertools.pairwise(line):
+            if char["x0"] - previous["x1"] > _WORD_GAP and not (
+                    char["text"].isspace() or previous["text"].isspace()):
+                glyphs.append(" ")
+            glyphs.append(char["text"])
+        lines.append(logical_line(glyphs).strip())
+    return "\n".join(lines)
 
 
 def link_continuations(pages: Sequence[Sequence[object]]) -> None:
