@@ -1,10 +1,12 @@
 """The recognisers that read OCR'd lines (ingest/parse/ocr.py): PP-OCRv4 inside rapidocr-onnxruntime
-reads every line, PP-OCRv6 small from the `rapidocr` wheel again those without a CJK character.
+reads every line, PP-OCRv6 small from the `rapidocr` wheel every line again: its reading replaces
+one without a CJK character, and one with a CJK character only when it holds more letters.
 
 Real pages: Tesseract's own test scan (bench/ocr_corpus/phototest.tif) halved as a 150 dpi scan
 of it would be, where PP-OCRv4 ran the small words of its lines together (none of its words
-read as a word: bench/RESULTS.md); and a Chinese notice PyMuPDF set and rasterised, whose lines
-PP-OCRv4 alone reads.
+read as a word: bench/RESULTS.md); a Chinese notice PyMuPDF set and rasterised, whose lines
+PP-OCRv4 reads best; EasyOCR's photo of a Japanese litter sign and TableStructureRec's picture
+of an account form (bench/format_corpus), where PP-OCRv4 drops characters without a trace.
 A machine without the newer model reads with PP-OCRv4, no error."""
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from test_parse_images import NOTICE, page_image
 from ingest.parse import ocr, parse_document, read_meta
 
 CORPUS = Path(__file__).parents[1] / "bench/ocr_corpus"
+BENCH = Path(__file__).parents[1] / "bench/format_corpus"
 
 
 def words(text: str) -> list[str]:
@@ -40,9 +43,10 @@ def test_small_words_of_a_150_dpi_scan_are_read_as_words(tmp_path: Path) -> None
     assert "the quick brown dog jumped over the" in " ".join(read)
 
 
-def test_chinese_lines_are_read_by_pp_ocrv4_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chinese_lines_keep_pp_ocrv4s_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     """PP-OCRv6 reads "行政部  2025年2月20日" (a wide gap) as "行政部202 5年2 月20日": a line with a
-    Chinese character keeps PP-OCRv4's reading, the same as where PP-OCRv6 is not installed."""
+    Chinese character keeps PP-OCRv4's reading when PP-OCRv6's holds no more letters, the same
+    as where PP-OCRv6 is not installed."""
     image = np.asarray(page_image(NOTICE, width_px=900).convert("RGB"))[:, :, ::-1].copy()
     both = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)]
     assert ocr._recognizer(), "the rapidocr wheel with PP-OCRv6 is a dependency"
@@ -52,3 +56,27 @@ def test_chinese_lines_are_read_by_pp_ocrv4_alone(monkeypatch: pytest.MonkeyPatc
     assert both == older
     assert both[:4] == NOTICE[:4] and "行政部2025年2月20日" in both[4].replace(" ", "")
     assert "202 5" not in both[4]
+
+
+def read_lines(path: Path) -> list[str]:
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    return [unicodedata.normalize("NFKC", block.text).replace(" ", "")
+            for block in parse_document(meta, data).blocks]
+
+
+@pytest.mark.parametrize(("name", "whole", "cut"), [
+    ("easyocr/japanese.jpg", "ポイ捨て禁止!", "禁止!"),  # kana, which PP-OCRv4 does not know
+    ("easyocr/japanese.jpg", "清潔できれいな港区を", "清潔港区"),
+    ("table-rec/tsr_test.jpg", "其他流动负债", "其他流动负"),  # a character it knows
+])
+def test_characters_pp_ocrv4_drops_are_read_by_the_newer_model(
+        monkeypatch: pytest.MonkeyPatch, name: str, whole: str, cut: str) -> None:
+    path = BENCH / name
+    assert any(whole in line for line in read_lines(path))
+    monkeypatch.setattr(ocr, "REC_MODEL", "no-such-model.onnx")  # PP-OCRv4 alone
+    ocr.engine.cache_clear()
+    try:
+        alone = read_lines(path)
+    finally:
+        ocr.engine.cache_clear()
+    assert any(cut in line for line in alone) and not any(whole in line for line in alone)

@@ -15,7 +15,11 @@ RapidOCR's wheel carries PP-OCRv4's recogniser, which reads Chinese well but run
 words together; a newer one shipped inside a registry package (see `_recognizer`) keeps them
 apart but puts spaces inside Chinese dates ("202 5年2 月"). So PP-OCRv4 reads every line and a
 line it read with no Chinese or Japanese character is read again by the newer model, when
-installed (bench/RESULTS.md, branches ocr-reading and ocr-latin).
+installed (bench/RESULTS.md, branches ocr-reading and ocr-latin). PP-OCRv4 also drops what it
+cannot read without a trace: kana, which it does not know ("ポイ捨て禁止!" reads "禁止!"), and
+now and then a character it knows ("其他流动负" for 其他流动负债). So a line with a CJK character
+is read by the newer model too, whose reading is kept only when it holds more letters and digits
+(branch ocr).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import importlib.util
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,24 +159,30 @@ def _rapid() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
     rapid = RapidOCR()
-    newer = _recognizer()
-    latin = RapidOCR(**newer) if newer else None
+    settings = _recognizer()
+    newer = RapidOCR(**settings) if settings else None
 
     def run(image: np.ndarray) -> list[RawLine]:
         result, _ = rapid(image, use_cls=False)
         lines = [(box, text, score) for box, text, score in result or []]
-        again = [i for i, (_, text, _) in enumerate(lines) if not _CJK.search(text)]
-        if latin is None or not again:
+        if newer is None or not lines:
             return lines
         crops = rapid.get_crop_img_list(
-            image, [np.array(lines[i][0], dtype=np.float32) for i in again])
-        readings, _ = latin.text_rec(crops)
-        for i, (text, score, *_) in zip(again, readings, strict=True):
-            if text.strip() and score >= latin.text_score:
-                lines[i] = (lines[i][0], text, score)
+            image, [np.array(box, dtype=np.float32) for box, _, _ in lines])
+        readings, _ = newer.text_rec(crops)
+        for i, ((box, first, _), (text, score, *_)) in enumerate(
+                zip(lines, readings, strict=True)):
+            if text.strip() and score >= newer.text_score and (
+                    not _CJK.search(first) or _letters(text) > _letters(first)):
+                lines[i] = (box, text, score)
         return lines
 
     return run
+
+
+def _letters(text: str) -> int:
+    """Letters and digits, as search compares them (full-width forms folded)."""
+    return sum(unicodedata.category(c)[0] in "LN" for c in unicodedata.normalize("NFKC", text))
 
 
 def _recognizer() -> dict[str, str]:
