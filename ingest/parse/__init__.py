@@ -44,8 +44,12 @@ if TYPE_CHECKING:
 # a heading's number set apart in a scan read with its words; 0.9: linked story sentences,
 # story boxes between ads, ruby readings left out, ISO-2022 text, Outlook code pages and nested
 # items, Excel notes shown on the sheet, chart sheets, Strict Open XML and .xlsb through
-# LibreOffice, number formats without a whole digit (".5"), a turned page read by its rows
-PARSER_VERSION = "kbflow-parse@0.9"
+# LibreOffice, number formats without a whole digit (".5"), a turned page read by its rows;
+# 0.10: filled PDF form fields, sideways and unruled PDF tables by their rows, two-row headers,
+# right-to-left cells, stamp-only pages OCR'd, whole repaired PDFs published, mails three deep,
+# broken chart parts recovered, Chinese and Japanese OCR lines read again by PP-OCRv6, wrapped
+# accented Latin, Greek and Cyrillic words spaced
+PARSER_VERSION = "kbflow-parse@0.10"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
