@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not an installed package
-from bench.format_public import CORPUS, SOURCES, TIKA_FILES, _provenance, collect
+from bench.format_public import CORPUS, _provenance, collect
+from bench.format_sources import SOURCES, TIKA_FILES
 
 
 def test_every_collection_and_row_is_declared() -> None:
@@ -129,7 +130,8 @@ def test_a_scanned_chinese_pdf_is_read_by_tesseract_in_chinese_page_by_page(
     every page, in order."""
     import pymupdf
 
-    from bench.format_public import OCR_LANGUAGES, squeeze, tesseract_text
+    from bench.format_public import squeeze, tesseract_text
+    from bench.format_sources import OCR_LANGUAGES
 
     assert OCR_LANGUAGES["small_ocr.pdf"] == "chi_sim"
     text = tmp_path / "text.pdf"
