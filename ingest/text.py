@@ -64,15 +64,13 @@ def is_structure_start(line: str) -> bool:
 
 
 def _spaced(char: str) -> bool:
-    """Whether words of the character's script are parted by spaces: ASCII, accented Latin,
-    Greek, Cyrillic, Arabic, Hebrew (not Chinese or Japanese, nor Thai, which wrap anywhere)."""
-    return char.isascii() or unicodedata.name(char, "").startswith(
-        ("LATIN", "GREEK", "CYRILLIC", "ARABIC", "HEBREW"))
+    """Whether words of the character's script are parted by spaces (Latin, Arabic, Hebrew)."""
+    return char.isascii() or unicodedata.name(char, "").startswith(("ARABIC", "HEBREW"))
 
 
 def join_lines(left: str, right: str) -> str:
-    """Join a wrapped line: no space between CJK characters, one space between words of scripts
-    that space them."""
+    """Join a wrapped line: no space between CJK characters, one space between Latin, Arabic
+    or Hebrew words."""
     if left and right and _spaced(left[-1]) and _spaced(right[0]):
         return f"{left} {right}"
     return left + right

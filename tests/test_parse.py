@@ -109,18 +109,6 @@ def test_markdown_heading_with_nothing_under_it_reaches_a_chunk() -> None:
     assert "Implicit header references" not in paragraphs and "Line blocks" not in paragraphs
 
 
-def test_wrapped_lines_are_joined_with_a_space_only_where_the_script_spaces_words(
-        tmp_path: Path) -> None:
-    """A paragraph wrapped in the source: French, Greek and Russian words across the break
-    were glued ("caféest"), Chinese must stay unspaced."""
-    (tmp_path / "wrapped.md").write_text(
-        "# 说明\n\nLe café\nétait fermé.\n\nΚαλή\nμέρα.\n\nПривет\nмир.\n\n"
-        "本办法自发布\n之日起施行。\n", "utf-8")
-    texts = [b.text for b in parse(tmp_path / "wrapped.md").blocks]
-    assert {"Le café était fermé.", "Καλή μέρα.", "Привет мир.",
-            "本办法自发布之日起施行。"} <= set(texts)
-
-
 def test_pptx_slides_titles_text_and_merged_table(tmp_path: Path) -> None:
     deck = Presentation()
     cover = deck.slides.add_slide(deck.slide_layouts[0])
