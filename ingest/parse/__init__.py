@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 # 0.10: filled PDF form fields, sideways and unruled PDF tables by their rows, two-row headers,
 # right-to-left cells, stamp-only pages OCR'd, whole repaired PDFs published, mails three deep,
 # broken chart parts recovered, Chinese and Japanese OCR lines read again by PP-OCRv6, wrapped
-# accented Latin, Greek and Cyrillic words spaced
+# Arabic and Hebrew words spaced
 PARSER_VERSION = "kbflow-parse@0.10"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
