@@ -158,7 +158,7 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
         if reading.turn:
             result.turned_pages.append(page.number + 1)
     elif _has_rules(page):
-        found = tables.find(page, turn, fields)
+        found = tables.find(page, turn, fields, blocks)
         for table in found if turn else []:  # into the turned page, as its lines are
             table.x0, table.y0, table.x1, table.y1 = _turned(
                 (table.x0, table.y0, table.x1, table.y1), turn, area)
@@ -304,18 +304,20 @@ class _Tables:
         self.data = data
         self.pdf: PlumberPDF | None = None
 
-    def find(self, page: pymupdf.Page, turn: int, fields: list[Field]) -> list[PdfTable]:
+    def find(self, page: pymupdf.Page, turn: int, fields: list[Field],
+             blocks: list[dict[str, Any]]) -> list[PdfTable]:
         """The page's tables in unrotated coordinates, form fields' values in their cells.
         pdfplumber reads a page as its /Rotate shows it; where that shows the text sideways (a
         landscape table on a page turned to portrait), it gets a copy of the page turned by
         `turn` instead, so that its cells' text runs left to right (read sideways, each cell
-        came out as a column of single words)."""
+        came out as a column of single words). `blocks`: PyMuPDF's text of the page, read
+        once for its lines and its tables."""
         try:
             if turn % 360 != page.rotation % 360:
-                return self._find_turned(page, turn, fields)
+                return self._find_turned(page, turn, fields, blocks)
             if self.pdf is None:
                 self.pdf = pdfplumber.open(io.BytesIO(self.data))
-            found = find_tables(self.pdf.pages[page.number], page)
+            found = find_tables(self.pdf.pages[page.number], page, blocks)
             fill_cells(found, fields, page.rotation_matrix)
             return found
         except Exception as exc:  # noqa: BLE001 - a table that cannot be read stays text
@@ -324,12 +326,13 @@ class _Tables:
             return []
 
     @staticmethod
-    def _find_turned(page: pymupdf.Page, turn: int, fields: list[Field]) -> list[PdfTable]:
+    def _find_turned(page: pymupdf.Page, turn: int, fields: list[Field],
+                     blocks: list[dict[str, Any]]) -> list[PdfTable]:
         with pymupdf.open() as single:
             single.insert_pdf(page.parent, from_page=page.number, to_page=page.number)
             single[0].set_rotation(turn)
             with pdfplumber.open(io.BytesIO(single.tobytes())) as pdf:
-                found = find_tables(pdf.pages[0], single[0])
+                found = find_tables(pdf.pages[0], single[0], blocks)
             fill_cells(found, fields, single[0].rotation_matrix)
         for table in found:
             table.page = page.number + 1

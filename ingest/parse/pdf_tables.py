@@ -83,13 +83,15 @@ class PdfTable:
                 for text in row_texts([row], header, caption)]
 
 
-def find_tables(plumber_page: PlumberPage, page: pymupdf.Page) -> list[PdfTable]:
-    """Ruled tables of at least two rows and two columns, in PyMuPDF's (unrotated) coordinates."""
+def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict[str, Any]]
+                ) -> list[PdfTable]:
+    """Ruled tables of at least two rows and two columns, in PyMuPDF's (unrotated) coordinates.
+    `blocks`: PyMuPDF's text of the page (`get_text("dict")`), which the PDF parser has read."""
     tables = []
-    text: dict[str, Any] = {}  # PyMuPDF's lines and words, read once for the page when needed
+    words: list[tuple[Any, ...]] = []  # PyMuPDF's words, read once for the page when needed
     for table in plumber_page.find_tables():
         rect = pymupdf.Rect(table.bbox) * page.derotation_matrix
-        turn = _table_turn(page, rect, text)
+        turn = _table_turn(page, rect, blocks)
         if turn == page.rotation % 360 and not _banded(table):  # as pdfplumber reads it
             # a row runs from its top to the next row's (a merged cell's box spans several rows)
             x0, _, x1, bottom = table.bbox
@@ -100,7 +102,7 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page) -> list[PdfTable]
                     if any(row)]
             edges = [column.bbox[0] for column in table.columns] + [table.bbox[2]]
         else:
-            words = text.setdefault("words", page.get_text("words"))
+            words = words or page.get_text("words")
             cells = [pymupdf.Rect(cell) * page.derotation_matrix for cell in table.cells]
             kept, edges = _turned_grid(cells, words, turn)
         title = ""
@@ -140,10 +142,9 @@ def _two_row_header(first: list[str], second: list[str]) -> list[str] | None:
             for c, name in enumerate(first)]
 
 
-def _table_turn(page: pymupdf.Page, rect: pymupdf.Rect, text: dict[str, Any]) -> int:
+def _table_turn(page: pymupdf.Page, rect: pymupdf.Rect, blocks: list[dict[str, Any]]) -> int:
     """Degrees to turn the unrotated page by so that most of the table's text runs left to
     right (the page's /Rotate when it shows upright, as pdfplumber reads it)."""
-    blocks = text.setdefault("blocks", page.get_text("dict")["blocks"])
     chars: dict[int, int] = {}
     for line in (line for block in blocks for line in block.get("lines", [])):
         turn = _TURNS.get((round(line["dir"][0]), round(line["dir"][1])))
