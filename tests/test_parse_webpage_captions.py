@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest.models import ParsedDocument
+from ingest.models import BlockKind, ParsedDocument
 from ingest.parse import parse_document, read_meta
 
 PAGES = Path(__file__).parent / "fixtures" / "webpages"
@@ -54,3 +54,17 @@ def test_a_pull_quote_set_beside_the_story_is_kept() -> None:
     found = lines("newspaper-theatlantic.com2.html")
     assert ("Caricature notwithstanding, The Interview has a surprisingly nuanced streak in "
             "its celluloid sea of swears and weiner jokes.") in found
+
+
+def test_a_sections_heading_above_its_picture_is_kept_as_a_heading() -> None:
+    """avclub.com1: a year's best scenes, each an <h4> above its picture and then its
+    paragraph; the headings whose picture box stands between were lost (a heading is kept
+    only right before a kept block)."""
+    doc = parse("newspaper-avclub.com1.html")
+    headings = [b.text for b in doc.blocks if b.kind == BlockKind.HEADING]
+    for heading in ("“Time In A Bottle,” X-Men: Days Of Future Past",
+                    "Lip-sync duet, The Skeleton Twins"):
+        assert heading in headings
+    found = [b.text for b in doc.blocks]
+    at = found.index("Lip-sync duet, The Skeleton Twins")
+    assert found[at + 1].startswith("Bill Hader and Kristen Wiig prove themselves adept")
