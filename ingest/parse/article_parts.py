@@ -1,9 +1,9 @@
 """Parts of an article that trafilatura leaves out of its text but a company's reader asks
-about: picture captions inside the story, the dateline, byline or editor line at its head or
-tail, an infobox's facts beside it, its own table of contents and a roundup's linked item
-heads. Each is found by its kind, next to the content main_content picked, never as a guess
-over the whole page, so that navigation, site-wide link lists, comment threads and "related
-stories" stay out.
+about: picture captions and pull quotes inside the story, the dateline, byline or editor line
+at its head or tail, an infobox's facts beside it, its own table of contents and a roundup's
+linked item heads. Each is found by its kind, next to the content main_content picked, never as
+a guess over the whole page, so that navigation, site-wide link lists, comment threads and
+"related stories" stay out.
 """
 
 from __future__ import annotations
@@ -30,6 +30,14 @@ _BYLINE = re.compile(
     r"|作者|编辑|责编|来源|记者|通讯员|发布(?:时间|日期|人|者)|供稿|撰稿|审核|摄影"
     r"|^\s*(?:by|von|par|por|door|di)\s+\w", re.IGNORECASE)
 _NUMBERING = re.compile(r"^[\d.\s]+")
+# A class word with "caption" names a picture's caption ("image_caption", "postpicturecaption",
+# "captionText", "caption-left"), unless it names a figure's state ("has-caption",
+# "media-with-caption") or a related story's or a video list's caption; one with "pullquote"
+# a pull quote set in the story.
+_PULL_QUOTE = re.compile(r"pull-?quote", re.IGNORECASE)
+_NOT_CAPTION = re.compile(r"(?:^|[-_])(?:has|no|with)[-_]caption|related|trending|watch", re.I)
+_PICTURES = ("img", "picture", "video", "svg")
+MAX_CAPTION = 600  # characters: a caption or quote, not a gallery's or a box's whole text
 
 
 def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: Counts,
@@ -41,7 +49,8 @@ def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: C
     inside = {e for root in roots for e in root.iter(etree.Element)}
     taken = inside | {up for root in roots for up in root.iterancestors()}  # or holding one
     container = _container(roots, text)
-    return [*_captions(body, roots, order, taken), *_bylines(container, inside, text, links),
+    return [*_captions(body, roots, order, taken, text, links),
+            *_bylines(container, inside, text, links),
             *_infoboxes(container, taken, text, links),
             *_contents(container, roots, taken, text), *_item_heads(inside, taken, text, links)]
 
@@ -57,11 +66,56 @@ def _container(roots: list[html.HtmlElement], text: Counts) -> html.HtmlElement:
 
 
 def _captions(body: html.HtmlElement, roots: list[html.HtmlElement], order: dict[
-        html.HtmlElement, int], taken: set[html.HtmlElement]) -> list[html.HtmlElement]:
-    """Each <figcaption> after the start of the first kept part and before the start of the
-    last: the story's pictures, not the lead photo above it nor a gallery below it."""
+        html.HtmlElement, int], taken: set[html.HtmlElement], text: Counts, links: Counts
+              ) -> list[html.HtmlElement]:
+    """Each caption after the start of the first kept part and before the start of the
+    last: the story's pictures and pull quotes, not the lead photo above it nor a gallery
+    below it. A <figcaption>, or a short box not of links whose class names a caption beside
+    a picture (news sites set captions in <div class="image_caption">, <aside
+    class="caption-left">; a "caption" class alone may only name small print) or a pull
+    quote. A text already kept or found is not taken again (a gallery repeats its captions
+    in its viewer)."""
     first, last = order[roots[0]], order[roots[-1]]
-    return [c for c in body.iter("figcaption") if first < order[c] < last and c not in taken]
+    said = {_squeezed(root.text_content()) for root in roots}
+    found: list[html.HtmlElement] = []
+    for element in body.iter(etree.Element):
+        if not first < order[element] < last or element in taken or (
+                found and found[-1] in element.iterancestors()):
+            continue
+        if element.tag != "figcaption" and not (
+                (is_pull_quote(element) or (is_caption(element) and _pictured(element)))
+                and 0 < text.get(element, 0) <= MAX_CAPTION
+                and 2 * links.get(element, 0) <= text.get(element, 0)
+                and not any(up.tag == "a" for up in element.iterancestors())):
+            continue
+        words = _squeezed(element.text_content())
+        if element.tag == "figcaption" or not any(words in kept for kept in said):
+            found.append(element)
+            said.add(words)
+    return found
+
+
+def is_caption(element: html.HtmlElement) -> bool:
+    """The element's class names a caption or a pull quote (webpage keeps such an <aside>)."""
+    return is_pull_quote(element) or any(
+        "caption" in word.lower() and not _NOT_CAPTION.search(word)
+        for word in (element.get("class") or "").split())
+
+
+def is_pull_quote(element: html.HtmlElement) -> bool:
+    return any(_PULL_QUOTE.search(word) for word in (element.get("class") or "").split())
+
+
+def _pictured(caption: html.HtmlElement) -> bool:
+    """A picture lies in the caption's box or the box around it."""
+    box = caption.getparent()
+    up = box.getparent() if box is not None else None
+    return any(next(e.iter(*_PICTURES), None) is not None
+               for e in (caption, box, up) if e is not None)
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
 
 
 def _lines(container: html.HtmlElement) -> list[html.HtmlElement]:

@@ -51,6 +51,7 @@ MIN_LEAD_CJK = 6  # or characters of a Chinese or Japanese lead
 _SENTENCE_END = (".", "!", "?", "。", "！", "？", ".\"", ".”", "。」")
 _WHOLE = ("table", "ul", "ol", "dl", "pre")  # never cut apart
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_PICTURES = ("img", "picture", "video", "svg", "iframe")  # what a heading may stand above
 
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # per-page notes, not errors
 
@@ -69,7 +70,8 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
             unit = _unit(element, body)
             if links.get(unit, 0) <= MAX_LINKS * text.get(unit, 0) or _linked_sentence(unit):
                 units[unit] = None
-    roots = _outermost(_widened(_with_headings(_outermost(units), body), body, text, links))
+    roots = _outermost(_widened(_with_headings(_outermost(units), body, text), body, text,
+                                links))
     more = {*roots, *_continued(roots, text, links)}
     roots = _outermost([e for e in body.iter(etree.Element) if e in more])
     kept = sum(text.get(root, 0) for root in roots)
@@ -150,12 +152,19 @@ def _key(text: str) -> str:
     return "".join(c for c in text if c.isprintable() and not c.isspace())
 
 
-def _with_headings(units: list[html.HtmlElement], body: html.HtmlElement
+def _with_headings(units: list[html.HtmlElement], body: html.HtmlElement, text: Counts
                    ) -> list[html.HtmlElement]:
-    """The units and each heading right before one (a heading is too short to be found in
-    trafilatura's text by itself, and it may have left it out), in document order."""
+    """The units and each heading right before one, across pictures between them (a heading
+    is too short to be found in trafilatura's text by itself, and it may have left it out; a
+    section's heading often stands above its picture), in document order."""
     chosen = set(units)
-    chosen.update(h for h in body.iter(*_HEADINGS) if h.getnext() in chosen)
+    for heading in body.iter(*_HEADINGS):
+        after = heading.getnext()
+        while (after is not None and not text.get(after, 0) and after not in chosen
+               and next(after.iter(*_PICTURES), None) is not None):
+            after = after.getnext()
+        if after in chosen:
+            chosen.add(heading)
     return [e for e in body.iter(etree.Element) if e in chosen]
 
 

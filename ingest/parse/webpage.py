@@ -14,6 +14,7 @@ import re
 from lxml import etree, html
 
 from ingest.models import BlockKind
+from ingest.parse.article_parts import is_caption
 from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
@@ -128,8 +129,8 @@ def _furniture(element: html.HtmlElement, in_section: bool, large: bool) -> str 
     tag, role = element.tag, (element.get("role") or "").lower()
     if tag == "nav" or role == "navigation":
         return "navigation"
-    if tag == "aside" or role == "complementary":
-        return "sidebar"
+    if (tag == "aside" or role == "complementary") and not is_caption(element):
+        return "sidebar"  # a caption or pull quote set beside the story is not
     if (tag in ("header", "footer") and not in_section) or role in ("banner", "contentinfo"):
         return "boilerplate"
     if large:
