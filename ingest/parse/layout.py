@@ -5,6 +5,7 @@ headings. Works on positioned lines, whether they come from a PDF text layer or 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and foo
 HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
 # a Chinese label, a colon, a value (text is NFKC already); "Part 1: Scope" stays a heading
 FIELD = re.compile(r"[\u4e00-\u9fff]{1,8}:\s*\S")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass
@@ -207,11 +209,11 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
             continue
         following = items[n + 1] if n + 1 < len(items) else None
         if previous is not None and _continues_row(item, previous):
-            row = row or [_Cell(previous, [blocks[-1].text], previous.y1)]
-            row.append(_Cell(item, [item.text], item.y1))
+            row = row or [_Cell(previous, [blocks[-1].text], previous.y1, previous.x1)]
+            row.append(_Cell(item, [item.text], item.y1, item.x1))
         elif row and (cell := _wrapped_cell(item, row, following)) is not None:
             cell.texts.append(item.text)
-            cell.bottom = item.y1
+            cell.bottom, cell.right = item.y1, item.x1
         elif previous is None or row or _opens_paragraph(item, previous, bands):
             blocks.append(Block(kind=BlockKind.PARAGRAPH, text=item.text, page=item.page))
             runs.append([item])
@@ -247,27 +249,41 @@ def _continues_row(line: Line, previous: Line) -> bool:
 
 @dataclass
 class _Cell:
-    """A piece of a row of pieces: its first line, its text lines, the bottom of its last."""
+    """A piece of a row of pieces: its first line, its text lines, its last line's bottom and
+    right end."""
 
     first: Line
     texts: list[str]
     bottom: float
+    right: float
 
 
 def _wrapped_cell(line: Line, row: list[_Cell], following: Item | None) -> _Cell | None:
     """The cell of the row above that `line` wraps onto ("Mean cell" / "volume"), if any: it
-    starts under the cell's first line, ends before the next cell and follows close below, and
-    no piece stands beside it (the next row's first cell has some)."""
-    if isinstance(following, Line) and _continues_row(following, line):
+    starts under the cell's first line and follows close below; its first word would not have
+    fitted in the room the cell's last line leaves before the next cell (a form's next label
+    would); it does not open a clause or list item, and no piece stands beside it (the next
+    row's first cell has some). The last cell's room is unknown: it is not wrapped onto."""
+    if is_structure_start(line.text) or (
+            isinstance(following, Line) and _continues_row(following, line)):
         return None
-    for cell, after in zip(row, [*row[1:], None], strict=True):
+    for cell, after in itertools.pairwise(row):
         piece = cell.first
         if (piece.page == line.page and piece.band == line.band
-                and abs(line.x0 - piece.x0) <= 2
-                and (after is None or line.x1 <= after.first.x0)
-                and 0 <= line.y0 - cell.bottom <= 0.5 * piece.height):
+                and abs(line.x0 - piece.x0) <= 2 and line.x1 <= after.first.x0
+                and 0 <= line.y0 - cell.bottom <= 0.5 * piece.height
+                and after.first.x0 - cell.right <= _first_word(line) + 1.5 * piece.height):
             return cell
     return None
+
+
+def _first_word(line: Line) -> float:
+    """The width of the line's first word (its first character where it is Chinese or
+    Japanese, which wraps anywhere), from its share of the line's characters."""
+    word = line.text.split(" ", 1)[0]
+    if _CJK.match(word):
+        word = word[0]
+    return (line.x1 - line.x0) * len(word) / len(line.text)
 
 
 def _band_edges(lines: list[Line]) -> dict[str, tuple[float, float]]:
