@@ -468,3 +468,44 @@ def test_a_table_drawn_turned_on_an_upright_page_keeps_its_characters_in_order()
     assert rows == ["Table 1: Table Caption | Model: Linear Regression; R2: 0.98740; "
                     "Testing Error: 1321.2"] * 2 + [
         "Table 1: Table Caption | Model: Gray Prediction; R2: 0.00617; Testing Error: 687"]
+
+
+def test_an_unruled_table_is_read_row_by_row() -> None:
+    """A LibreOffice table drawn without any rule (tests/fixtures/formats/lab_table_unruled.pdf):
+    each cell is a line of its own. The names and the figures were taken for two columns and
+    read one after the other ("Test Haemoglobin … C-reactive protein Result Unit …"), bold-free
+    figures became headings ("13.0 - 17.0"). Each row is now one paragraph in its cells' order,
+    a name wrapped onto a second line kept in its cell."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/lab_table_unruled.pdf")
+    texts = [b.text for b in doc.blocks]
+    start = texts.index("Test Result Unit Reference range")
+    assert texts[start + 1:start + 10] == [
+        "Haemoglobin 13.1 g/dL 13.0 - 17.0",
+        "White blood cells 11.8 H 10^9/L 4.0 - 10.0",
+        "Platelets 245 10^9/L 150 - 400",
+        "Neutrophils 8.9 H 10^9/L 2.0 - 7.0",
+        "Lymphocytes 1.6 10^9/L 1.0 - 3.0",
+        "Mean cell volume 79 L fL 83 - 101",
+        "Ferritin 18 L ug/L 30 - 400",
+        "C-reactive protein 24 H mg/L 0 - 5",
+        "Comment: raised white cells and CRP suggest an infection; iron stores low. Repeat in "
+        "six weeks."]
+    assert [b.text for b in doc.blocks if b.kind == BlockKind.HEADING] == [
+        "Blood count, 3 March 2026"]
+
+
+def test_rules_around_some_columns_of_a_wider_table_do_not_make_it_a_table() -> None:
+    """tabula-java's 12s0324.pdf (tests/fixtures/formats): rules between three of its nine
+    figure columns' groups, the row names and the last group outside them. Read as a ruled
+    table, each group was one cell holding a whole column of figures and the rest came apart
+    (a row's last figure glued to the next row's name, bold figures as headings); read as lines,
+    each row is one paragraph, its figures in order."""
+    doc = parse(Path(__file__).parent / "fixtures/formats/12s0324.pdf")
+    texts = [b.text for b in doc.blocks]
+    assert not [b for b in doc.blocks if b.kind in (BlockKind.TABLE, BlockKind.TABLE_ROW)]
+    assert ("Violent crime. . . . . . . . . . . . . . . . . . 467. 9 69. 1 398. 8 380. 2 56. 5 "
+            "323. 7 87. 7 12. 6 75. 2") in texts
+    assert any(t.startswith("Robbery. . .") and t.endswith(" 102.1 25.5 76.6 90.0 22.9 67.1 "
+                                                           "12.1 2.5 9.5") for t in texts)
+    assert not [b.text for b in doc.blocks
+                if b.kind == BlockKind.HEADING and re.fullmatch(r"[\d,. –]+", b.text)]

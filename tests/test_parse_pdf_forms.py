@@ -24,9 +24,10 @@ def texts(doc: ParsedDocument) -> list[str]:
 
 def test_a_filled_text_field_is_read_once_after_its_label() -> None:
     """MuPDF draws "Alice" a little above its label, so position order read "Alice First
-    Name"; the value now follows the label, once, and no field's internal name is printed."""
+    Name"; the value now follows the label, once, and no field's internal name is printed.
+    The row goes on to the next label, whose box is empty, as the page shows it."""
     blocks = texts(parse(FORM))
-    assert "First Name Alice" in blocks
+    assert "First Name Alice Last Name" in blocks
     joined = "\n".join(blocks)
     assert joined.count("Alice") == 1 and joined.count("Bob") == 1
     assert "First Name_2" not in joined and "Off" not in joined

@@ -4,6 +4,8 @@ headings. Works on positioned lines, whether they come from a PDF text layer or 
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,6 +26,7 @@ MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and foo
 HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
 # a Chinese label, a colon, a value (text is NFKC already); "Part 1: Scope" stays a heading
 FIELD = re.compile(r"[\u4e00-\u9fff]{1,8}:\s*\S")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 @dataclass
@@ -80,33 +83,50 @@ def reading_order(items: Sequence[Item], width: float) -> list[Item]:
     out: list[Item] = []
     left: list[Item] = []
     right: list[Item] = []
+    across = _rows_across([i for i in ordered if isinstance(i, Line) and i.confidence is None],
+                          gutter)
     for item in ordered:
-        if item.x1 <= gutter:
+        if item.x1 <= gutter and id(item) not in across:
             left.append(item)
-        elif item.x0 >= gutter:
+        elif item.x0 >= gutter and id(item) not in across:
             right.append(item)
         else:
-            out += left + right
+            out += _columns(left, right)
             left, right = [], []
             out.append(item)
-        if isinstance(item, Line):
+        if isinstance(item, Line) and id(item) not in across:
             item.band = "L" if item.x1 <= gutter else "R" if item.x0 >= gutter else ""
-    return out + left + right
+    return out + _columns(left, right)
+
+
+def _columns(left: list[Item], right: list[Item]) -> list[Item]:
+    """The left column, then the right one; text-layer lines of the left column below the
+    whole right one (a table's caption over a table drawn across both, `_rows_across`) after
+    it."""
+    bottom = max((item.y1 for item in right), default=float("inf"))
+    cut = len(left)
+    while cut and isinstance(line := left[cut - 1], Line) and line.confidence is None and (
+            line.y0 >= bottom):
+        cut -= 1
+    return left[:cut] + right + left[cut:]
 
 
 def find_gutter(lines: list[Line], width: float) -> float | None:
     """The x of a blank vertical strip in the middle of the page with at least three lines side
     by side across it and (almost) no line crossing it where the columns run; None when the page
-    has one column. Candidates are just right of line ends in the middle of the page."""
+    has one column. Candidates are just right of line ends in the middle of the page. Side by
+    side means one text-layer line each side on a row: a row of three or more pieces is a
+    table's (an unruled lab table's names and values taken for two columns were read apart)."""
     best: tuple[int, float] | None = None
     candidates = sorted({round(line.x1) + 1 for line in lines
                          if width * 0.3 <= line.x1 <= width * 0.7})
+    rows = _rows(lines) if candidates else {}
     for x in candidates:
         left = [line for line in lines if line.x1 <= x]
         right = [line for line in lines if line.x0 >= x]
         if len(left) < 3 or len(right) < 3:
             continue
-        pairs = [r for r in right if any(_beside(r, left_line) for left_line in left)]
+        pairs = [r for r in right if _side_by_side(r, rows[id(r)], x)]
         if len(pairs) < 3:
             continue
         top = min(r.y0 for r in pairs)
@@ -116,6 +136,29 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
         if len(crossing) <= 1 and (best is None or len(pairs) > best[0]):
             best = (len(pairs), (max(line.x1 for line in left) + min(r.x0 for r in right)) / 2)
     return best[1] if best else None
+
+
+def _side_by_side(line: Line, row: list[Line], x: float) -> bool:
+    """Whether a line right of x stands beside one line left of it and no other right of it.
+    An OCR box ends where the detector saw a wide space, so an OCR'd column's line may come
+    in pieces: beside any line left of x."""
+    left = sum(other.x1 <= x for other in row)
+    if line.confidence is not None:
+        return left > 0
+    return left == 1 and sum(other.x0 >= x for other in row) == 1
+
+
+def _rows(lines: list[Line]) -> dict[int, list[Line]]:
+    """Each line's row: the lines beside it, itself among them."""
+    return {id(line): [other for other in lines if _beside(line, other)] for line in lines}
+
+
+def _rows_across(lines: list[Line], gutter: float) -> set[int]:
+    """ids of text-layer lines in rows of two or more pieces each side of the gutter: a table
+    drawn across both columns without rules, whose halves were read one after the other."""
+    return {key for key, row in _rows(lines).items()
+            if sum(other.x1 <= gutter for other in row) >= 2
+            and sum(other.x0 >= gutter for other in row) >= 2}
 
 
 def _beside(a: Line, b: Line) -> bool:
@@ -152,7 +195,8 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
     blocks: list[Block] = []
     runs: list[list[Line]] = []
     previous: Line | None = None
-    for item in items:
+    row: list[_Cell] = []  # the last block's cells when it is a row of pieces
+    for n, item in enumerate(items):
         if not isinstance(item, Line):
             last = blocks[-1] if blocks else None
             caption = last.text if last and runs[-1] and caption_test(last.text) else ""
@@ -161,14 +205,27 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
                 block.bbox = block.bbox or (item.x0, item.y0, item.x1, item.y1)
             blocks += table
             runs += [[] for _ in table]
-            previous = None
+            previous, row = None, []
             continue
-        if previous is None or _opens_paragraph(item, previous, bands):
+        following = items[n + 1] if n + 1 < len(items) else None
+        if previous is not None and _continues_row(item, previous):
+            row = row or [_Cell(previous, [blocks[-1].text], previous.y1, previous.x1)]
+            row.append(_Cell(item, [item.text], item.y1, item.x1))
+        elif row and (cell := _wrapped_cell(item, row, following)) is not None:
+            cell.texts.append(item.text)
+            cell.bottom, cell.right = item.y1, item.x1
+        elif previous is None or row or _opens_paragraph(item, previous, bands):
             blocks.append(Block(kind=BlockKind.PARAGRAPH, text=item.text, page=item.page))
             runs.append([item])
+            previous, row = item, []
+            continue
         else:
             blocks[-1].text = join_lines(blocks[-1].text, item.text)
             runs[-1].append(item)
+            previous = item
+            continue
+        blocks[-1].text = " ".join(functools.reduce(join_lines, cell.texts) for cell in row)
+        runs[-1].append(item)
         previous = item
     _mark_headings(blocks, runs, lines)
     _mark_ocr(blocks, runs)
@@ -177,6 +234,56 @@ def blocks_from_items(items: Sequence[Item], caption_test: Callable[[str], bool]
             block.bbox = (min(line.x0 for line in run), min(line.y0 for line in run),
                           max(line.x1 for line in run), max(line.y1 for line in run))
     return blocks
+
+
+def _continues_row(line: Line, previous: Line) -> bool:
+    """Whether a text-layer line is the next piece of the previous one's row: to its right in
+    the same column, on (about) its baseline. The cells of a table drawn without rules (and a
+    label's value set apart by a tab) are lines of their own; each opened a paragraph (or a
+    heading, a bold figure), and the row's next label was joined to its last figure."""
+    return (line.confidence is None and previous.confidence is None
+            and line.page == previous.page and line.band == previous.band
+            and line.x0 >= previous.x1 - 1
+            and abs(line.y1 - previous.y1) <= 0.25 * min(line.height, previous.height))
+
+
+@dataclass
+class _Cell:
+    """A piece of a row of pieces: its first line, its text lines, its last line's bottom and
+    right end."""
+
+    first: Line
+    texts: list[str]
+    bottom: float
+    right: float
+
+
+def _wrapped_cell(line: Line, row: list[_Cell], following: Item | None) -> _Cell | None:
+    """The cell of the row above that `line` wraps onto ("Mean cell" / "volume"), if any: it
+    starts under the cell's first line and follows close below; its first word would not have
+    fitted in the room the cell's last line leaves before the next cell (a form's next label
+    would); it does not open a clause or list item, and no piece stands beside it (the next
+    row's first cell has some). The last cell's room is unknown: it is not wrapped onto."""
+    if is_structure_start(line.text) or (
+            isinstance(following, Line) and _continues_row(following, line)):
+        return None
+    for cell, after in itertools.pairwise(row):
+        piece = cell.first
+        if (piece.page == line.page and piece.band == line.band
+                and abs(line.x0 - piece.x0) <= 2 and line.x1 <= after.first.x0
+                and 0 <= line.y0 - cell.bottom <= 0.5 * piece.height
+                and after.first.x0 - cell.right <= _first_word(line) + 1.5 * piece.height):
+            return cell
+    return None
+
+
+def _first_word(line: Line) -> float:
+    """The width of the line's first word (its first character where it is Chinese or
+    Japanese, which wraps anywhere), from its share of the line's characters."""
+    word = line.text.split(" ", 1)[0]
+    if _CJK.match(word):
+        word = word[0]
+    return (line.x1 - line.x0) * len(word) / len(line.text)
 
 
 def _band_edges(lines: list[Line]) -> dict[str, tuple[float, float]]:
@@ -196,6 +303,8 @@ def _opens_paragraph(line: Line, previous: Line, bands: dict[str, tuple[float, f
     return (
         is_structure_start(line.text)
         or line.x0 > margin + 6
+        or (line.page == previous.page and line.confidence is None  # back left: below both
+            and (previous.band, line.band) == ("R", "L"))
         or abs(line.height - previous.height) > 0.2 * previous.height
         or line.bold != previous.bold
         or (line.page == previous.page and line.band == previous.band

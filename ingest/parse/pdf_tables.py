@@ -28,6 +28,7 @@ _TURNS = {(1, 0): 0, (0, -1): 90, (-1, 0): 180, (0, 1): 270}  # a line's directi
 _Box = tuple[float, float, float, float]
 # a line in a cell: top, left and right in the table's frame, text, unrotated box
 _Line = tuple[float, float, float, str, _Box]
+_RUN_ON_ROWS = 3  # lines beside a table on its rows' baselines that make it part of a wider one
 _VALUE = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?")  # a number a cell does not wrap
 
 
@@ -91,6 +92,8 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
     words: list[tuple[Any, ...]] = []  # PyMuPDF's words, read once for the page when needed
     for table in plumber_page.find_tables():
         rect = pymupdf.Rect(table.bbox) * page.derotation_matrix
+        if _rows_run_on(rect, blocks):
+            continue  # its rules frame some columns of a wider table: read as lines
         turn = _table_turn(page, rect, blocks)
         if turn == page.rotation % 360 and not _banded(table):  # as pdfplumber reads it
             # a row runs from its top to the next row's (a merged cell's box spans several rows)
@@ -117,6 +120,29 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
                                title=title, names=names,
                                row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept]))
     return tables
+
+
+def _rows_run_on(rect: pymupdf.Rect, blocks: list[dict[str, Any]]) -> bool:
+    """Whether the table's rows go on beyond its rules: text lines left or right of it, set
+    on the baselines of lines inside it (12s0324: rules drawn between three column groups of
+    nine, the row names and the last group outside them). Read as a table, every group became
+    one cell of a whole column's figures; read as lines, each row stays a row. Lines beside
+    the table on baselines of their own (the other column of a two-column page) do not count."""
+    inner: list[float] = []
+    outer: list[float] = []
+    for line in (line for block in blocks for line in block.get("lines", [])):
+        if (round(line["dir"][0]), round(line["dir"][1])) != (1, 0) or not "".join(
+                span["text"] for span in line["spans"]).strip():
+            continue  # a turned table's rows are not on baselines
+        x0, y0, x1, y1 = line["bbox"]
+        if not rect.y0 <= (y0 + y1) / 2 <= rect.y1:
+            continue
+        if x0 >= rect.x0 - 1 and x1 <= rect.x1 + 1:
+            inner.append(y1)
+        elif x1 <= rect.x0 or x0 >= rect.x1:
+            outer.append(y1)
+    level = [y for y in outer if any(abs(y - other) < 1 for other in inner)]
+    return len(level) >= _RUN_ON_ROWS and len(level) >= 0.8 * len(outer)
 
 
 def _banded(table: Table) -> bool:
