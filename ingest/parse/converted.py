@@ -23,7 +23,7 @@ from ingest.parse.odf_prepare import prepared
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.slides import parse_pptx
 from ingest.parse.spreadsheet import parse_xlsx
-from ingest.parse.stored_results import keep_ods_results, keep_stored_results
+from ingest.parse.stored_results import keep_ods_results, keep_stored_results, keep_xlsb_values
 from ingest.parse.word import parse_docx
 
 
@@ -80,8 +80,9 @@ def parse_xls(data: bytes, limits: ParseLimits) -> ParseResult:
 
 def parse_xlsb(data: bytes, limits: ParseLimits) -> ParseResult:
     """Excel's binary workbook (BIFF12 parts in a zip, checked as any Office package is):
-    openpyxl does not read it, LibreOffice converts it with the values Excel stored."""
-    return parse_xlsx(convert(data, ".xlsb", "xlsx"), limits)
+    openpyxl does not read it; LibreOffice's xlsx with the formula results and pivot tables
+    Excel stored."""
+    return parse_xlsx(keep_xlsb_values(data, convert(data, ".xlsb", "xlsx")), limits)
 
 
 def parse_ods(data: bytes, limits: ParseLimits) -> ParseResult:

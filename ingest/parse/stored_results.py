@@ -1,5 +1,5 @@
-"""Formula results as the author's application saved them, put back into LibreOffice's xlsx of
-an .xls or an .ods.
+"""Cell values as the author's application saved them, put back into LibreOffice's xlsx of an
+.xls, an .xlsb or an .ods.
 
 LibreOffice recalculates volatile formulas (TODAY(), NOW(), RAND(), OFFSET() …) and the cells
 that depend on them whenever it opens a file, whatever its recalculation settings (they govern
@@ -11,6 +11,10 @@ value in every formula cell of the xlsx (the cell's style, hence its number form
 LibreOffice's translation of the original's). Sheets are matched by name. A file that cannot
 be read so keeps LibreOffice's values: the text is all there, only volatile results may be of
 the day.
+
+An .xls's or .xlsb's pivot tables are also taken as stored (ingest.parse.sheet_overlay). An
+.xlsb is read by calamine (python-calamine), which gives no error cells: a formula's error
+stays LibreOffice's.
 """
 
 from __future__ import annotations
@@ -18,43 +22,67 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import date, datetime, time, timedelta
 from functools import partial
 
 import xlrd
 from lxml import etree
+from python_calamine import CalamineSheet, CalamineWorkbook, SheetTypeEnum
 
 from ingest.parse.archive import check_archive
+from ingest.parse.sheet_overlay import PARSER, Stored, StoredSheet, overlay
 
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
 _TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
-_REF = re.compile(r"([A-Z]{1,3})(\d{1,7})")
 _DURATION = re.compile(r"-?P(?:(\d+)D)?T?(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?")
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-_MAX_CELLS = 1_000_000  # formula cells taken from one .ods (a repeated formula counts each)
-Stored = tuple[str, str]  # (OOXML cell type, value text)
-Lookup = Callable[[int, int], "Stored | None"]
+_MAX_CELLS = 1_000_000  # stored cells taken from one file (a repeated .ods formula counts each)
 
 
 def keep_stored_results(xls: bytes, xlsx: bytes) -> bytes:
     """`xlsx` (LibreOffice's conversion of `xls`) with each formula cell holding the result the
-    .xls stored; `xlsx` unchanged when xlrd cannot read the .xls or no value differs."""
+    .xls stored and its pivot tables as stored; `xlsx` unchanged when xlrd cannot read the .xls
+    or no value differs."""
     try:
         book = xlrd.open_workbook(file_contents=xls, on_demand=True)
     except Exception:  # noqa: BLE001 - any reader error: LibreOffice's values stay
         return xlsx
     try:
-        return _overlay(xlsx, {name: partial(_xls_cell, book.sheet_by_name(name))
-                               for name in book.sheet_names()})
+        sheets = {}
+        for name in book.sheet_names():
+            sheet = book.sheet_by_name(name)
+            sheets[name] = StoredSheet(partial(_xls_cell, sheet), partial(_xls_cells, sheet))
+        return overlay(xlsx, sheets)
     except Exception:  # noqa: BLE001 - a malformed stored record: LibreOffice's values stay
         return xlsx
     finally:
         book.release_resources()
+
+
+def keep_xlsb_values(xlsb: bytes, xlsx: bytes) -> bytes:
+    """`xlsx` (LibreOffice's conversion of `xlsb`) with the formula results and pivot tables
+    the .xlsb stored; a worksheet calamine cannot read keeps LibreOffice's values."""
+    try:
+        book = CalamineWorkbook.from_filelike(io.BytesIO(xlsb))
+        epoch = _epoch(xlsx)
+        sheets, taken = {}, 0
+        for meta in book.sheets_metadata:
+            if meta.typ != SheetTypeEnum.WorkSheet:
+                continue
+            try:
+                sheet = book.get_sheet_by_name(meta.name)
+                if taken + sheet.height * sheet.width > _MAX_CELLS:
+                    continue
+                taken += sheet.height * sheet.width
+                cells = dict(_calamine_cells(sheet, epoch))
+            except Exception:  # noqa: BLE001 - this sheet keeps LibreOffice's values
+                continue
+            sheets[meta.name] = StoredSheet(partial(_in, cells), partial(_items, cells))
+        return overlay(xlsx, sheets)
+    except Exception:  # noqa: BLE001 - any reader error: LibreOffice's values stay
+        return xlsx
 
 
 def keep_ods_results(ods: bytes, xlsx: bytes) -> bytes:
@@ -63,77 +91,36 @@ def keep_ods_results(ods: bytes, xlsx: bytes) -> bytes:
     try:
         check_archive(ods, "ODS")
         with zipfile.ZipFile(io.BytesIO(ods)) as archive:
-            content = etree.fromstring(archive.read("content.xml"), _PARSER)
-        with zipfile.ZipFile(io.BytesIO(xlsx)) as archive:
-            workbook = etree.fromstring(archive.read("xl/workbook.xml"), _PARSER)
-        pr = workbook.find(f"{{{_MAIN}}}workbookPr")
-        epoch = datetime(1904, 1, 1) if pr is not None and pr.get("date1904") in (
-            "1", "true") else datetime(1899, 12, 30)
-        return _overlay(xlsx, {name: partial(_ods_cell, cells) for name, cells in
-                               _ods_formula_values(content, epoch).items()})
+            content = etree.fromstring(archive.read("content.xml"), PARSER)
+        return overlay(xlsx, {name: StoredSheet(partial(_in, cells)) for name, cells in
+                               _ods_formula_values(content, _epoch(xlsx)).items()})
     except Exception:  # noqa: BLE001 - any reader error: LibreOffice's values stay
         return xlsx
 
 
-def _overlay(xlsx: bytes, sheets: dict[str, Lookup]) -> bytes:
-    """`xlsx` with the formula cells of each named sheet given the stored values."""
+def _epoch(xlsx: bytes) -> datetime:
+    """Day 0 of the xlsx's date serial numbers (LibreOffice keeps the original's system)."""
     with zipfile.ZipFile(io.BytesIO(xlsx)) as archive:
-        parts = {name: archive.read(name) for name in archive.namelist()}
-    changed = False
-    for name, part in _sheet_parts(parts).items():
-        if name not in sheets or part not in parts:
-            continue
-        rewritten = _rewrite(parts[part], sheets[name])
-        if rewritten is not None:
-            parts[part], changed = rewritten, True
-    if not changed:
-        return xlsx
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in parts.items():
-            archive.writestr(name, data)
-    return out.getvalue()
-
-
-def _sheet_parts(parts: dict[str, bytes]) -> dict[str, str]:
-    """Sheet name -> its part's path in the xlsx."""
-    workbook = etree.fromstring(parts["xl/workbook.xml"], _PARSER)
-    rels = etree.fromstring(parts["xl/_rels/workbook.xml.rels"], _PARSER)
-    targets = {r.get("Id"): r.get("Target", "") for r in rels.iter(f"{{{_PKG_REL}}}Relationship")}
-    out = {}
-    for sheet in workbook.iter(f"{{{_MAIN}}}sheet"):
-        target = targets.get(sheet.get(f"{{{_REL}}}id"), "").lstrip("/")
-        out[sheet.get("name", "")] = target if target.startswith("xl/") else f"xl/{target}"
-    return out
-
-
-def _rewrite(part: bytes, stored_at: Lookup) -> bytes | None:
-    """The sheet part with its formula cells' stored values; None when none changed."""
-    root = etree.fromstring(part, _PARSER)
-    changed = False
-    for cell in root.iter(f"{{{_MAIN}}}c"):
-        formula = cell.find(f"{{{_MAIN}}}f")
-        match = _REF.fullmatch(cell.get("r", ""))
-        if formula is None or match is None:
-            continue
-        stored = stored_at(int(match.group(2)) - 1, _column(match.group(1)))
-        if stored is None:
-            continue
-        kind, text = stored
-        value = cell.find(f"{{{_MAIN}}}v")
-        if value is None:
-            value = etree.SubElement(cell, f"{{{_MAIN}}}v")
-        if value.text != text or cell.get("t", "n") != kind:
-            value.text, changed = text, True
-            cell.set("t", kind)
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8",
-                          standalone=True) if changed else None
+        workbook = etree.fromstring(archive.read("xl/workbook.xml"), PARSER)
+    pr = workbook.find(f"{{{_MAIN}}}workbookPr")
+    return datetime(1904, 1, 1) if pr is not None and pr.get("date1904") in (
+        "1", "true") else datetime(1899, 12, 30)
 
 
 def _xls_cell(sheet: xlrd.sheet.Sheet, row: int, col: int) -> Stored | None:
     if row >= sheet.nrows or col >= sheet.row_len(row):
         return None
     return _stored(sheet.cell(row, col))
+
+
+def _xls_cells(sheet: xlrd.sheet.Sheet) -> Iterator[tuple[int, int, Stored]]:
+    taken = 0
+    for row in range(sheet.nrows):
+        for col in range(sheet.row_len(row)):
+            stored = _stored(sheet.cell(row, col))
+            if stored is not None and stored != ("str", "") and taken < _MAX_CELLS:
+                taken += 1
+                yield row, col, stored
 
 
 def _stored(cell: xlrd.sheet.Cell) -> Stored | None:
@@ -149,15 +136,45 @@ def _stored(cell: xlrd.sheet.Cell) -> Stored | None:
     return None
 
 
-def _column(letters: str) -> int:
-    index = 0
-    for letter in letters:
-        index = index * 26 + ord(letter) - 64
-    return index - 1
+def _calamine_cells(sheet: CalamineSheet, epoch: datetime
+                    ) -> Iterator[tuple[tuple[int, int], Stored]]:
+    """(row, column) -> stored value of each cell calamine reads (an error reads as empty)."""
+    if sheet.start is None:
+        return
+    top, left = sheet.start
+    for row, values in enumerate(sheet.to_python(), top):
+        for col, value in enumerate(values, left):
+            stored = _calamine_value(value, epoch)
+            if stored is not None:
+                yield (row, col), stored
 
 
-def _ods_cell(cells: dict[tuple[int, int], Stored], row: int, col: int) -> Stored | None:
+def _calamine_value(value: object, epoch: datetime) -> Stored | None:
+    if isinstance(value, bool):
+        return "b", "1" if value else "0"
+    if isinstance(value, int | float):
+        return "n", _number(float(value))
+    if isinstance(value, str):
+        return ("str", value) if value else None
+    if isinstance(value, datetime | date):  # a date or time as its serial number
+        day = value if isinstance(value, datetime) else datetime.combine(value, time())
+        serial = (day - epoch) / timedelta(days=1)
+        if epoch.year == 1899 and serial < 61:  # Excel's 1900 counts a 29 February 1900
+            serial -= 1
+        return "n", _number(serial)
+    if isinstance(value, time):
+        return "n", _number((datetime.combine(epoch, value) - epoch) / timedelta(days=1))
+    if isinstance(value, timedelta):
+        return "n", _number(value / timedelta(days=1))
+    return None
+
+
+def _in(cells: dict[tuple[int, int], Stored], row: int, col: int) -> Stored | None:
     return cells.get((row, col))
+
+
+def _items(cells: dict[tuple[int, int], Stored]) -> Iterator[tuple[int, int, Stored]]:
+    return ((row, col, stored) for (row, col), stored in cells.items())
 
 
 def _ods_formula_values(content: etree._Element, epoch: datetime
