@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 # 0.10: filled PDF form fields, sideways and unruled PDF tables by their rows, two-row headers,
 # right-to-left cells, stamp-only pages OCR'd, whole repaired PDFs published, mails three deep,
 # broken chart parts recovered, Chinese and Japanese OCR lines read again by PP-OCRv6, wrapped
-# Arabic and Hebrew words spaced
-PARSER_VERSION = "kbflow-parse@0.10"
+# Arabic and Hebrew words spaced; 0.11: rows of unruled PDF tables as rows (no false two-column
+# gutters), web captions in boxes of their own and pull quotes, pivot tables and formula results
+# as Excel stored them in .xlsb and .xls
+PARSER_VERSION = "kbflow-parse@0.11"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
