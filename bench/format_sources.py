@@ -411,6 +411,29 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         f"src/test/resources/technology/tabula/{p}.pdf" for p in (
             "12s0324", "Publication_of_award_of_Bids_for_Transport_Sector__August_2016",
             "arabic")]),
+    # session 11 (fresh-d): Word 97-2003 files and their .docx saves (node-word-extractor;
+    # Asian text, forms, notes), Microsoft Office's own test files (the Open XML SDK's: a real
+    # deck, a chart, endnotes, headers, an ISO Strict workbook), Chinese Excel templates
+    # (autopoi), ONLYOFFICE's sample documents, and Hunnysoft's mails from four mail programs
+    "word-extractor": ("morungos/node-word-extractor", "MIT", [
+        f"__tests__/data/{p}" for p in (
+            "bigfile-01.doc", "test04.doc", "test06.doc", "test07.doc", "test11.doc",
+            "test11.docx", "test13.doc", "test17.doc")]),
+    "open-xml-sdk": ("dotnet/Open-XML-SDK", "MIT", [
+        f"test/DocumentFormat.OpenXml.Tests.Assets/assets/TestDataStorage/{p}" for p in (
+            "v2FxTestFiles/ForTestCase/Bug571679_Brownbag.pptx",
+            "v2FxTestFiles/ForTestCase/typical.pptx", "v2FxTestFiles/ForTestCase/worksheets.xlsx",
+            "v2FxTestFiles/ForTestCase/chart.docx", "v2FxTestFiles/ForTestCase/endnote.docx",
+            "v2FxTestFiles/ForTestCase/header.docx", "O14ISOStrict/Excel/xl8galry.xlsx")]),
+    "autopoi": ("jeecgboot/autopoi", "Apache-2.0", [
+        f"autopoi/src/test/resources/templates/{p}.xlsx" for p in (
+            "test", "testNextMarge", "ExcelImportDateTest")]),
+    "onlyoffice": ("ONLYOFFICE/document-templates", "Apache-2.0", [
+        f"sample/sample.{p}" for p in ("docx", "pptx", "xlsx")]),
+    # hunnysoft.com's sample mails (Outlook 2000, Netscape 4.7, Eudora 4.2, PINE), stored .eml
+    "hunnysoft-mime": ("zbateson/mail-mime-parser", "BSD-3-Clause", [
+        (f"tests/_data/emails/{p}.txt", f"{p}.eml") for p in (
+            "m0017", "m0024", "m1005", "m2007", "m3004")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

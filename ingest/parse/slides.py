@@ -2,13 +2,13 @@
 
 Read: titles (headings), text boxes and placeholders of every kind, grouped shapes at any depth,
 tables, charts (title, axis titles, series with their categories and values: ingest.parse.charts),
-pictures' alt text and the text OCR reads in them (ingest.parse.pictures), and the speaker
-notes. Footer and date placeholders (the slides', the masters', the notes pages' headers too) and
-text repeated on most slides (ingest.parse.boilerplate) are read once per deck, at its end, not
-on every slide. Left out on purpose: slide numbers and hidden slides (not shown in the slide
-show; read with the include_hidden setting). The masters and layouts the slides show (their
-text and what OCR reads in their pictures: a logo with the company's name, a "机密" stamp) are
-read once per deck.
+SmartArt diagrams' boxes (ingest.parse.diagrams), pictures' alt text and the text OCR reads in them
+(ingest.parse.pictures), and the speaker notes. Footer and date placeholders (the slides', the
+masters', the notes pages' headers too) and text repeated on most slides (ingest.parse.boilerplate)
+are read once per deck, at its end, not on every slide. Left out on purpose: slide numbers and
+hidden slides (not shown in the slide show; read with the include_hidden setting). The masters and
+layouts the slides show (their text and what OCR reads in their pictures: a logo with the company's
+name, a "机密" stamp) are read once per deck.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from ingest.parse.boilerplate import is_page_number, line_shape, margin_blocks, 
 from ingest.parse.charts import chart_lines
 from ingest.parse.comments import comment_blocks, comment_texts
 from ingest.parse.coverage import indexed_chars, visible_chars
+from ingest.parse.diagrams import data_rel_id, diagram_lines
 from ingest.parse.pictures import Pictures
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import caption_before, cell_text, grid_blocks
@@ -250,11 +251,23 @@ def _slide_pieces(slide: Slide, number: int, skipped: _Skipped, pictures: Pictur
                 label = _label([alt], "图片说明", "Image")
                 pieces.append(_Piece(_paragraph(label + alt, number), True))
             pieces += [_Piece(read, False) for read in _picture_text(shape, number, pictures)]
+        elif isinstance(shape, GraphicFrame) and (rel_id := data_rel_id(shape.element)):
+            pieces += [_Piece(_paragraph(text, number), True)
+                       for text in _diagram_text(shape, rel_id)]
         elif isinstance(shape, GraphicFrame):  # an OLE object: the picture it shows
             pieces += [_Piece(read, False) for read in _preview_text(shape, number, pictures)]
         elif isinstance(shape, Shape):  # text boxes, autoshapes and placeholders
             pieces += _text_pieces(shape, number, skipped)
     return pieces
+
+
+def _diagram_text(frame: GraphicFrame, rel_id: str) -> list[str]:
+    """A SmartArt diagram's text (ingest.parse.diagrams); a missing data part is logged."""
+    try:
+        return diagram_lines(frame.part.related_part(rel_id).blob)
+    except KeyError:  # a dangling relationship
+        log.warning("the SmartArt data of %s is missing: %s", frame.part.partname, rel_id)
+        return []
 
 
 def _preview_text(frame: GraphicFrame, number: int, pictures: Pictures) -> list[Block]:
