@@ -9,6 +9,11 @@ _UCHARDET = (("ja", "euc-jp"), ("ja", "iso-2022-jp"), ("ja", "shift_jis"), ("ja"
              ("tr", "iso-8859-9"))
 # TableStructureRec's pictures of Chinese tables (named "tsr_<folder>_<name>" in the corpus)
 TSR_PICTURES = ("lineless_table_recognition.jpg", "test.jpg", "wired/table4.jpg")
+# PDF-Extract-Kit's demo pages and chineseocr_lite's photos (Chinese but for fuzzy_scan, table_001)
+PEK_PICTURES = ("layout_detection/financial_report", "layout_detection/watermark",
+                "layout_detection/exam_paper", "layout_detection/fuzzy_scan", "ocr/ocr_001",
+                "table_parsing/table_001")
+COL_PICTURES = ("6", "7", "8", "mostAngle")
 # collection -> (repository, licence, paths)
 SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "tika": ("apache/tika", "Apache-2.0", []),  # filled from the mirror by name (long paths)
@@ -434,6 +439,21 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "hunnysoft-mime": ("zbateson/mail-mime-parser", "BSD-3-Clause", [
         (f"tests/_data/emails/{p}.txt", f"{p}.eml") for p in (
             "m0017", "m0024", "m1005", "m2007", "m3004")]),
+    # held-out play, session 11 (2026-12-06): PDFs and pictures of documents of four sources
+    # never used before: PDF-Extract-Kit's demo pages (a Chinese research report, a watermarked
+    # annual report, an exam paper, a book scan), chineseocr_lite's Chinese photos of documents,
+    # Tesseract's own test pictures (sideways and upside-down) and pdf2htmlEX's test PDFs
+    "pdf-extract-kit": ("opendatalab/PDF-Extract-Kit", "AGPL-3.0", [
+        f"assets/demo/{p}.png" for p in PEK_PICTURES]),
+    "chineseocr-lite": ("DayBreak-u/chineseocr_lite", "GPL-2.0", [
+        (f"cpp_projects/images/{p}.jpg", f"chineseocr_lite_{p}.jpg") for p in COL_PICTURES]),
+    "tesseract-test": ("tesseract-ocr/test", "Apache-2.0", [f"testing/{p}" for p in (
+        "phototest.tif", "phototest-rotated-R.png", "phototest-rotated-180.png", "eurotext.tif",
+        "8071_093.3B.tif")]),
+    "pdf2htmlex": ("pdf2htmlEX/pdf2htmlEX", "GPL-3.0-or-later", [
+        f"pdf2htmlEX/test/browser_tests/{p}.pdf" for p in (
+            "basic_text", "fontfile3_opentype", "geneve_1564", "invalid_unicode_issue477",
+            "svg_background_with_page_rotation_issue402", "with_form")]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",
@@ -463,4 +483,8 @@ OCR_LANGUAGES = {"chi_sim_image.jpeg": "chi_sim", **dict.fromkeys((  # rapidocr'
     **{"tsr_" + p.replace("/", "_"): "chi_sim" for p in TSR_PICTURES},
     # CnOCR's and Pix2Text's Chinese pictures; MinerU's scanned Chinese book (pages rendered)
     "huochepiao.jpeg": "chi_sim", "multi-line_cn2.png": "chi_sim", "zh1.jpg": "chi_sim",
-    "small_ocr.pdf": "chi_sim"}
+    "small_ocr.pdf": "chi_sim",
+    # PDF-Extract-Kit's Chinese pages carry English words too; chineseocr_lite's photos
+    **dict.fromkeys(("financial_report.png", "watermark.png", "exam_paper.png", "ocr_001.png"),
+                    "chi_sim+eng"),
+    **{f"chineseocr_lite_{p}.jpg": "chi_sim" for p in COL_PICTURES}}

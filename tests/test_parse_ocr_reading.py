@@ -48,11 +48,11 @@ def test_chinese_lines_keep_pp_ocrv4s_reading(monkeypatch: pytest.MonkeyPatch) -
     Chinese character keeps PP-OCRv4's reading when PP-OCRv6's holds no more letters, the same
     as where PP-OCRv6 is not installed."""
     image = np.asarray(page_image(NOTICE, width_px=900).convert("RGB"))[:, :, ::-1].copy()
-    both = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)]
+    both = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)[0]]
     assert ocr._recognizer(), "the rapidocr wheel with PP-OCRv6 is a dependency"
     monkeypatch.setattr(ocr, "REC_MODEL", "no-such-model.onnx")  # as where it is not installed
     assert ocr._recognizer() == {}
-    older = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)]
+    older = [unicodedata.normalize("NFKC", text) for _, text, _ in ocr._rapid()(image)[0]]
     assert both == older
     assert both[:4] == NOTICE[:4] and "行政部2025年2月20日" in both[4].replace(" ", "")
     assert "202 5" not in both[4]
@@ -80,3 +80,19 @@ def test_characters_pp_ocrv4_drops_are_read_by_the_newer_model(
     finally:
         ocr.engine.cache_clear()
     assert any(cut in line for line in alone) and not any(whole in line for line in alone)
+
+
+def test_a_line_upside_down_on_an_upright_page_is_read() -> None:
+    """chineseocr_lite's test picture: two upright lines and, under them, a line set upside
+    down, which the engine scores under its threshold and dropped without a trace (the page
+    read clean, so it was never turned). It is read turned half a turn, in its place after the
+    two; the page itself is not turned."""
+    path = BENCH / "chineseocr-lite/chineseocr_lite_mostAngle.jpg"
+    meta, data = read_meta(path, path.parent, "default", ["all-staff"])
+    doc = parse_document(meta, data)
+    text = "\n".join(unicodedata.normalize("NFKC", block.text).replace(" ", "")
+                     for block in doc.blocks)
+    upright = text.find("这是第一行")
+    turned = text.find("开了mostAngle这行就会出错哦")
+    assert 0 <= upright < turned, text
+    assert doc.report.turned_pages == []

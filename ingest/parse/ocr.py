@@ -20,6 +20,13 @@ cannot read without a trace: kana, which it does not know ("ポイ捨て禁止!"
 now and then a character it knows ("其他流动负" for 其他流动负债). So a line with a CJK character
 is read by the newer model too, whose reading is kept only when it holds more letters and digits
 (branch ocr).
+
+A line can lie upside down on an upright page (a label pasted turned, a line set turned for a
+fold; chineseocr_lite's mostAngle.jpg): the engine scores it under its threshold and drops it, so
+the page looks clean and is never turned. Each line dropped so is read again turned half a turn
+and kept, in its place, when that reading is confident (RapidOCR only: PaddleOCR keeps its
+dropped lines to itself). A page with twice as much text upside down as upright is read again
+turned whole instead, so that its lines come out in reading order.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pymupdf
@@ -47,7 +55,8 @@ log = logging.getLogger(__name__)
 
 # (corner points, text, score) per recognized line, as both engines report it
 RawLine = tuple[list[list[float]], str, float]
-Engine = Callable[[np.ndarray], list[RawLine]]
+# the lines as they lie, and the lines that read only turned half a turn (read so)
+Engine = Callable[[np.ndarray], tuple[list[RawLine], list[RawLine]]]
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,7 @@ class OcrPage:
     turn: int
     width: float
     height: float
+    upside_down: tuple[OcrLine, ...] = ()  # lines that read only turned half a turn
 
     @property
     def chars(self) -> int:
@@ -98,7 +108,14 @@ class OcrPage:
         """Worth reading turned: sideways, little or unsure text, or none (upside down, or a
         blank page, which costs one more pass of the detector alone)."""
         return (not self.lines or self.sideways or self.chars < MIN_CHARS
-                or self.score < CONFIDENT * self.chars)
+                or self.score < CONFIDENT * self.chars
+                or sum(len(line.text) for line in self.upside_down) > 2 * self.chars)
+
+    def with_upside_down(self) -> OcrPage:
+        """The page's lines with its upside-down lines among them, top to bottom."""
+        lines = sorted([*self.lines, *self.upside_down],
+                       key=lambda line: (line.bbox[1], line.bbox[0]))
+        return OcrPage(lines, self.turn, self.width, self.height)
 
 
 def ocr_page(page: pymupdf.Page) -> OcrPage:
@@ -113,7 +130,7 @@ def ocr_image(image: np.ndarray, turns: bool = True) -> OcrPage:
     resolution), read upright however it lies (or as it lies, without `turns`)."""
     as_lies = _read(image, 0)
     if not turns or not as_lies.doubtful:
-        return as_lies
+        return as_lies.with_upside_down()
     best = as_lies
     for turn in _turns_to_try(as_lies):
         reading = _read(image, turn)
@@ -121,7 +138,7 @@ def ocr_image(image: np.ndarray, turns: bool = True) -> OcrPage:
             best = reading
         if not reading.doubtful:
             break
-    return best
+    return best.with_upside_down()
 
 
 def _turns_to_try(as_lies: OcrPage) -> tuple[int, ...]:
@@ -139,14 +156,19 @@ def _turns_to_try(as_lies: OcrPage) -> tuple[int, ...]:
 def _read(image: np.ndarray, turn: int) -> OcrPage:
     turned = np.ascontiguousarray(np.rot90(image, k=-turn // 90))
     scale = 72 / OCR_DPI
-    lines = []
-    for box, text, score in engine()(turned):
-        xs, ys = [p[0] for p in box], [p[1] for p in box]
-        bbox = (min(xs) * scale, min(ys) * scale, max(xs) * scale, max(ys) * scale)
-        lines.append(OcrLine(text, bbox, float(score)))
-    lines.sort(key=lambda line: (line.bbox[1], line.bbox[0]))
+
+    def placed(raw: list[RawLine]) -> list[OcrLine]:
+        lines = []
+        for box, text, score in raw:
+            xs, ys = [p[0] for p in box], [p[1] for p in box]
+            bbox = (min(xs) * scale, min(ys) * scale, max(xs) * scale, max(ys) * scale)
+            lines.append(OcrLine(text, bbox, float(score)))
+        return sorted(lines, key=lambda line: (line.bbox[1], line.bbox[0]))
+
+    upright, upside_down = engine()(turned)
     height, width = turned.shape[:2]
-    return OcrPage(lines, turn, width * scale, height * scale)
+    return OcrPage(placed(upright), turn, width * scale, height * scale,
+                   tuple(placed(upside_down)))
 
 
 @functools.cache
@@ -159,14 +181,18 @@ def _rapid() -> Engine:
     from rapidocr_onnxruntime import RapidOCR
 
     rapid = RapidOCR()
+    threshold = rapid.text_score  # a line scored under it is dropped
     settings = _recognizer()
     newer = RapidOCR(**settings) if settings else None
 
-    def run(image: np.ndarray) -> list[RawLine]:
-        result, _ = rapid(image, use_cls=False)
-        lines = [(box, text, score) for box, text, score in result or []]
+    def run(image: np.ndarray) -> tuple[list[RawLine], list[RawLine]]:
+        # every line the detector found, each with its score (the threshold applied here)
+        result, _ = rapid(image, use_cls=False, text_score=0.0)
+        found = [(box, text, score) for box, text, score in result or []]
+        lines = [line for line in found if line[2] >= threshold]
+        upside_down = _upside_down(rapid, image, [line for line in found if line[2] < threshold])
         if newer is None or not lines:
-            return lines
+            return lines, upside_down
         crops = rapid.get_crop_img_list(
             image, [np.array(box, dtype=np.float32) for box, _, _ in lines])
         readings, _ = newer.text_rec(crops)
@@ -175,9 +201,21 @@ def _rapid() -> Engine:
             if text.strip() and score >= newer.text_score and (
                     not _CJK.search(first) or _letters(text) > _letters(first)):
                 lines[i] = (box, text, score)
-        return lines
+        return lines, upside_down
 
     return run
+
+
+def _upside_down(rapid: Any, image: np.ndarray, dropped: list[RawLine]) -> list[RawLine]:
+    """The dropped lines that read confidently turned half a turn, read so."""
+    if not dropped:
+        return []
+    crops = rapid.get_crop_img_list(
+        image, [np.array(box, dtype=np.float32) for box, _, _ in dropped])
+    readings, _ = rapid.text_rec([np.ascontiguousarray(np.rot90(crop, 2)) for crop in crops])
+    return [(box, text, float(score)) for (box, _, _), (text, score, *_)
+            in zip(dropped, readings, strict=True)
+            if score >= CONFIDENT and _letters(text) >= 2]
 
 
 def _letters(text: str) -> int:
@@ -212,8 +250,9 @@ def _paddle() -> Engine | None:
 
     paddle = PaddleOCR(use_angle_cls=False, lang="ch", show_log=False)
 
-    def run(image: np.ndarray) -> list[RawLine]:
+    def run(image: np.ndarray) -> tuple[list[RawLine], list[RawLine]]:
         result = paddle.ocr(image, cls=False)
-        return [(box, text, score) for box, (text, score) in (result[0] or [])] if result else []
+        return ([(box, text, score) for box, (text, score) in (result[0] or [])]
+                if result else [], [])
 
     return run
