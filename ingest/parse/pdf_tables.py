@@ -3,7 +3,8 @@ runs onto the next page without repeating its header row joined to its first par
 whose text does not run left to right on the page as shown (a landscape table on a page turned
 by /Rotate), or whose rows stand between no rules, is read from PyMuPDF's words in the frame
 where its text runs left to right (`_turned_grid`). A cell of Arabic or Hebrew, which
-pdfplumber gives in the order drawn, is put in logical order (`_logical_cell`)."""
+pdfplumber gives in the order drawn, is put in logical order (`_logical_cell`). Column names
+set slanted above the columns: `pdf_slanted`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pdfplumber.table import Table
 from pdfplumber.utils.clustering import cluster_objects
 
 from ingest.models import Block, BlockKind
+from ingest.parse.pdf_slanted import slanted_grid
 from ingest.parse.rtl import has_rtl, logical_line
 from ingest.parse.tables import cell_text, fill_merged, markdown_table, row_texts
 
@@ -95,7 +97,14 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
         if _rows_run_on(rect, blocks):
             continue  # its rules frame some columns of a wider table: read as lines
         turn = _table_turn(page, rect, blocks)
-        if turn == page.rotation % 360 and not _banded(table):  # as pdfplumber reads it
+        slanted = slanted_grid(table, page, blocks) if turn == page.rotation % 360 else None
+        if slanted is not None:  # names set slanted above the columns
+            x0, _, x1, _ = table.bbox
+            kept = [(row, tuple(pymupdf.Rect(x0, line.bbox[1], x1, line.bbox[3])
+                                * page.derotation_matrix))
+                    for row, line in zip(slanted[0], table.rows, strict=True) if any(row)]
+            edges = slanted[1]
+        elif turn == page.rotation % 360 and not _banded(table):  # as pdfplumber reads it
             # a row runs from its top to the next row's (a merged cell's box spans several rows)
             x0, _, x1, bottom = table.bbox
             tops = [row.bbox[1] for row in table.rows] + [bottom]
@@ -169,14 +178,17 @@ def _two_row_header(first: list[str], second: list[str]) -> list[str] | None:
 
 
 def _table_turn(page: pymupdf.Page, rect: pymupdf.Rect, blocks: list[dict[str, Any]]) -> int:
-    """Degrees to turn the unrotated page by so that most of the table's text runs left to
-    right (the page's /Rotate when it shows upright, as pdfplumber reads it)."""
-    chars: dict[int, int] = {}
+    """Degrees to turn the unrotated page by so that most of the table's lines run left to
+    right (the page's /Rotate when it shows upright, as pdfplumber reads it). Lines, not
+    characters: long column names turned 90° over short values outweighed the body by
+    characters, and the whole table was read turned (its rows as columns)."""
+    lines: dict[int, int] = {}
     for line in (line for block in blocks for line in block.get("lines", [])):
         turn = _TURNS.get((round(line["dir"][0]), round(line["dir"][1])))
-        if turn is not None and pymupdf.Rect(line["bbox"]).intersects(rect):
-            chars[turn] = chars.get(turn, 0) + sum(len(s["text"].strip()) for s in line["spans"])
-    return max(chars, key=lambda turn: chars[turn], default=page.rotation % 360)
+        if turn is not None and pymupdf.Rect(line["bbox"]).intersects(rect) and any(
+                span["text"].strip() for span in line["spans"]):
+            lines[turn] = lines.get(turn, 0) + 1
+    return max(lines, key=lambda turn: lines[turn], default=page.rotation % 360)
 
 
 def _frame(rect: pymupdf.Rect, turn: int) -> tuple[float, float, float, float]:
