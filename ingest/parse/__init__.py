@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 # Arabic and Hebrew words spaced; 0.11: rows of unruled PDF tables as rows (no false two-column
 # gutters), web captions in boxes of their own and pull quotes, pivot tables and formula results
 # as Excel stored them in .xlsb and .xls, SmartArt in decks, a line upside down on an upright
-# page read turned
+# page read turned, PDF tables with slanted or turned column names
 PARSER_VERSION = "kbflow-parse@0.11"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
