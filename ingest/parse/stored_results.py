@@ -118,7 +118,9 @@ def _xls_cells(sheet: xlrd.sheet.Sheet) -> Iterator[tuple[int, int, Stored]]:
     for row in range(sheet.nrows):
         for col in range(sheet.row_len(row)):
             stored = _stored(sheet.cell(row, col))
-            if stored is not None and stored != ("str", "") and taken < _MAX_CELLS:
+            if stored is not None and stored != ("str", ""):
+                if taken == _MAX_CELLS:  # the cap reached: the rest is not walked
+                    return
                 taken += 1
                 yield row, col, stored
 
