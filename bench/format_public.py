@@ -30,7 +30,9 @@ leaves under /work/.mirror (test documents only).
 Reference: what a person sees, taken from an independent extraction: Apache Tika's plain text
 (`tika-app -t`, from Maven Central: `mvn dependency:get -Dartifact=org.apache.tika:tika-app:
 2.9.2`; it reads embedded attachments too), or for OFD, which Tika does not read, every
-TextCode of the pages and their templates in file order. Tika OCRs pictures and scanned PDF
+TextCode of the pages and their templates in file order; a file Tika prints nothing of
+(Microsoft Works' .wps) has a person's reading of it instead where one was made
+(bench/format_visible.py's `documents`). Tika OCRs pictures and scanned PDF
 pages with Tesseract (English; Debian's tesseract-ocr), a different engine from kbflow's; a
 picture of Chinese text, or a scanned Chinese PDF's pages rendered at 300 dpi, is read by
 Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
@@ -253,7 +255,8 @@ def reference(collection: str, path: Path, texts: dict[Path, str]) -> str:
     if path.name in OCR_LANGUAGES:  # Tika calls Tesseract in English only
         return tesseract_text(path, OCR_LANGUAGES[path.name])
     tika = texts.get(_tika_input(collection, path) or path, "")
-    return format_visible.without_cell_notes(path, tika)
+    return format_visible.reference_text(
+        collection, path, format_visible.without_cell_notes(path, tika))
 
 
 def tesseract_text(path: Path, language: str) -> str:

@@ -39,6 +39,10 @@ rendered, the picture's name in the file, and the reference is Tika's text witho
 blocks plus the file's transcriptions. Tika's own labels that the file's application does not
 show (`TOOL_LABELS`, Tika's "Recipients" in a .msg's header, its name for an attached item)
 are left out like `not_text`.
+
+A file Tika prints nothing of (Microsoft Works' .wps) would have no phrase: a person's reading
+of it (`READ_BY_HAND`'s `documents`) is its reference and, as a picture's transcription does,
+stands in for its rendering.
 """
 
 from __future__ import annotations
@@ -110,14 +114,16 @@ def rendered_texts(entries: Iterable[tuple[str, Path]], jar: Path | None = None
     """LibreOffice's rendering of each office file as text, from the committed cache; the
     missing or stale ones are rendered now (one LibreOffice run per export filter). None
     where LibreOffice gave no PDF (then the file keeps Tika's phrases). A picture read by hand
-    gets its transcription instead, and so do pictures inside files (with Tika's `jar`, those
-    of EPUB and mail too)."""
+    gets its transcription instead, and so does a document read by hand (`documents`, not
+    rendered), and so do pictures inside files (with Tika's `jar`, those of EPUB and mail
+    too)."""
     entries = list(entries)
-    office = [(c, p) for c, p in entries if is_office(p)]
+    read = _read_by_hand()
+    documents = read.get("documents", {})
+    office = [(c, p) for c, p in entries if is_office(p) and f"{c}/{p.name}" not in documents]
     stale = [(c, p) for c, p in office if _cached(_rendered_path(c, p), p) is None]
     for export in sorted({EXPORTS[p.suffix.lower()] for _, p in stale}):
         _render([(c, p) for c, p in stale if EXPORTS[p.suffix.lower()] == export], export)
-    read = _read_by_hand()
     inside = read.get("in_files", {})
     texts: dict[Path, str | None] = {}
     for c, p in office:
@@ -129,9 +135,19 @@ def rendered_texts(entries: Iterable[tuple[str, Path]], jar: Path | None = None
     texts.update({p: without_ocr(xhtml[p]) + _PART + "\n".join(
         line for picture in inside[f"{c}/{p.name}"].values() for line in picture["lines"])
         for c, p in entries if p in xhtml})
-    texts.update({p: "\n".join(entry["lines"])
-                  for c, p in entries if (entry := read["pictures"].get(f"{c}/{p.name}"))})
+    texts.update({p: "\n".join(entry["lines"]) for c, p in entries
+                  if (entry := read["pictures"].get(f"{c}/{p.name}")
+                      or documents.get(f"{c}/{p.name}"))})
     return texts
+
+
+def reference_text(collection: str, path: Path, tika: str) -> str:
+    """Tika's text of a file, or where it holds no letter or digit, a person's reading of the
+    file (`documents`) when there is one: a file Tika cannot read is still measured."""
+    if any(c.isalnum() for c in tika):
+        return tika
+    entry = _read_by_hand().get("documents", {}).get(f"{collection}/{path.name}")
+    return "\n".join(entry["lines"]) if entry else tika
 
 
 def with_readings(text: str, readings: Mapping[str, Mapping[str, Any]], file: str) -> str:

@@ -236,11 +236,33 @@ def test_every_picture_of_the_bench_is_read_by_hand_and_every_entry_names_a_file
     assert pictures and pictures <= set(read["pictures"]) and all(  # and scanned pages
         (corpus / name).is_file() for name in read["pictures"])
     assert all(entry["lines"] and entry["note"] for entry in read["pictures"].values())
-    named = set(read["readings"]) | set(read["not_text"]) | set(read["in_files"])
+    named = (set(read["readings"]) | set(read["not_text"]) | set(read["in_files"])
+             | set(read["documents"]))
     assert all((corpus / name).is_file() for name in named)
+    assert all(entry["lines"] and entry["note"] for entry in read["documents"].values())
     inside = [entry for pictures in read["in_files"].values() for entry in pictures.values()]
     assert inside and all(isinstance(entry["lines"], list) and entry["note"] and entry["where"]
                           for entry in inside)
+
+
+def test_a_file_tika_prints_nothing_of_is_measured_on_a_persons_reading(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tika prints nothing of a Microsoft Works file: the reading in `documents` is its
+    reference and its visible reference, without rendering it; a file Tika reads keeps Tika's
+    text, and a blank file nobody read stays blank."""
+    from bench.format_public import phrases
+
+    monkeypatch.setattr(format_visible, "RENDERED", tmp_path / "rendered")
+    works = format_visible.BENCH / "format_corpus" / "tika" / "testWORKS.wps"
+    sentence = "This is an example document made with Microsoft Works Word Processor 7.0"
+    assert format_visible.reference_text("tika", works, "\n \n") == sentence
+    assert format_visible.reference_text("tika", works, "Tika's text") == "Tika's text"
+    assert format_visible.reference_text("tika", works.with_name("other.wps"), " ") == " "
+    wanted = phrases(format_visible.reference_text("tika", works, ""), works.name)
+    assert len(wanted) == 1 and squeeze(wanted[0]) in squeeze(sentence)
+    shown = format_visible.rendered_texts([("tika", works)])
+    assert shown == {works: sentence} and not (tmp_path / "rendered").exists()
+    assert format_visible.split(wanted, sentence, squeeze) == (wanted, [])
 
 
 def test_a_cells_note_leaves_the_reference_and_its_value_stays(tmp_path: Path) -> None:
