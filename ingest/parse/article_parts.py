@@ -174,8 +174,10 @@ def _item_heads(inside: set[html.HtmlElement], taken: set[html.HtmlElement], tex
                 links: Counts) -> list[html.HtmlElement]:
     """The linked heads of a roundup's items ("<p><a>证监会：继续推进长期资金入市</a></p>" before
     the paragraph telling it): a paragraph that is one short link, right before a kept
-    paragraph that says most of its words. A related-story link beside the story says other
-    things, and stays out."""
+    paragraph that says most of its words; once one is found, so is every such paragraph of
+    its box (a head may tell its item in other words: "证监会已查明6起编造虚假信息案"). A
+    related-story link beside the story says other things, and stays out."""
+    heads = []
     found = []
     for paragraph in (e for e in inside if e.tag == "p"):
         head = paragraph.getprevious()
@@ -183,11 +185,13 @@ def _item_heads(inside: set[html.HtmlElement], taken: set[html.HtmlElement], tex
                 or not 0 < text.get(head, 0) <= MAX_LINE
                 or links.get(head, 0) < text.get(head, 0)):
             continue
+        heads.append(head)
         words = _words(head.text_content())
         told = _words(paragraph.text_content())
         if words and len(words & told) >= HEAD_TOLD * len(words):
             found.append(head)
-    return found
+    boxes = {head.getparent() for head in found}
+    return found + [head for head in heads if head not in found and head.getparent() in boxes]
 
 
 def _words(text: str) -> set[str]:
