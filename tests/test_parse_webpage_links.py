@@ -35,5 +35,8 @@ def test_a_roundups_linked_item_heads_are_kept_a_related_list_is_not() -> None:
     lines = [b.text for b in parse_document(meta, data).blocks]
     for head in ("证监会:继续推进长期资金入市", "证监会部署“证监法网”第五批案件"):
         assert head in lines
+    # a head its paragraph tells in other words, kept as one of the roundup's heads
+    at = lines.index("证监会已查明6起编造虚假信息案")
+    assert lines[at + 1].startswith("证监会新闻发言人张晓军3日介绍,已经查明6起案件")
     assert "证监会一直在支持养老基金等各类长期资金入市" in "\n".join(lines)
     assert not any(line.endswith("2015/07/03") for line in lines)  # the related news' dates

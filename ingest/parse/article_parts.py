@@ -1,7 +1,8 @@
 """Parts of an article that trafilatura leaves out of its text but a company's reader asks
 about: picture captions and pull quotes inside the story, the dateline, byline or editor line
 at its head or tail, an infobox's facts beside it, its own table of contents and a roundup's
-linked item heads. Each is found by its kind, next to the content main_content picked, never as
+linked item heads, and the links the article's own text introduces ("Read more: …", a wiki's
+"See also" list). Each is found by its kind, next to the content main_content picked, never as
 a guess over the whole page, so that navigation, site-wide link lists, comment threads and
 "related stories" stay out.
 """
@@ -38,6 +39,16 @@ _PULL_QUOTE = re.compile(r"pull-?quote", re.IGNORECASE)
 _NOT_CAPTION = re.compile(r"(?:^|[-_])(?:has|no|with)[-_]caption|related|trending|watch", re.I)
 _PICTURES = ("img", "picture", "video", "svg")
 MAX_CAPTION = 600  # characters: a caption or quote, not a gallery's or a box's whole text
+# Words with which an article's own text introduces links a reader follows from it: a line
+# ("Lire : <a>…</a>", "Read more: <a>…</a>") or a kept heading above a list ("See also",
+# "External links"). "Related", "相关阅读", "More on this story" name other stories and stay out.
+_INTRODUCER = (r"(?:see also|read (?:more|also)|further reading|external links|sources"
+               r"|(?:à )?lire(?: aussi)?|voir aussi|liens externes|siehe auch|weblinks"
+               r"|lesen sie (?:auch|mehr)|véase también|enlaces externos|leer más"
+               r"|参见|另见|外部链接|参考资料|関連項目|外部リンク)")
+_INTRODUCING_LINE = re.compile(rf"^\W*{_INTRODUCER}\s*[:：]\W*$", re.IGNORECASE)
+_INTRODUCING_HEAD = re.compile(rf"^\W*{_INTRODUCER}\W*(?:\[\s*edit\s*\])?\W*$", re.I)
+MAX_INTRODUCED = 3000  # characters of a list a heading introduces: a wiki's, not a site map
 
 
 def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: Counts,
@@ -50,7 +61,8 @@ def article_parts(body: html.HtmlElement, roots: list[html.HtmlElement], text: C
     taken = inside | {up for root in roots for up in root.iterancestors()}  # or holding one
     container = _container(roots, text)
     return [*_captions(body, roots, order, taken, text, links),
-            *_bylines(container, inside, text, links),
+            *_introduced(body, roots, order, inside, taken, text, links),  # before the next
+            *_bylines(container, inside, text, links),  # and _contents put new <p>s in the tree
             *_infoboxes(container, taken, text, links),
             *_contents(container, roots, taken, text), *_item_heads(inside, taken, text, links)]
 
@@ -162,8 +174,10 @@ def _item_heads(inside: set[html.HtmlElement], taken: set[html.HtmlElement], tex
                 links: Counts) -> list[html.HtmlElement]:
     """The linked heads of a roundup's items ("<p><a>证监会：继续推进长期资金入市</a></p>" before
     the paragraph telling it): a paragraph that is one short link, right before a kept
-    paragraph that says most of its words. A related-story link beside the story says other
-    things, and stays out."""
+    paragraph that says most of its words; once one is found, so is every such paragraph of
+    its box (a head may tell its item in other words: "证监会已查明6起编造虚假信息案"). A
+    related-story link beside the story says other things, and stays out."""
+    heads = []
     found = []
     for paragraph in (e for e in inside if e.tag == "p"):
         head = paragraph.getprevious()
@@ -171,11 +185,13 @@ def _item_heads(inside: set[html.HtmlElement], taken: set[html.HtmlElement], tex
                 or not 0 < text.get(head, 0) <= MAX_LINE
                 or links.get(head, 0) < text.get(head, 0)):
             continue
+        heads.append(head)
         words = _words(head.text_content())
         told = _words(paragraph.text_content())
         if words and len(words & told) >= HEAD_TOLD * len(words):
             found.append(head)
-    return found
+    boxes = {head.getparent() for head in found}
+    return found + [head for head in heads if head not in found and head.getparent() in boxes]
 
 
 def _words(text: str) -> set[str]:
@@ -282,3 +298,61 @@ def _name(heading: str) -> str:
     """A heading as a contents line names it: no numbering, no "[edit]", no spaces, lowercase."""
     squeezed = "".join(_NUMBERING.sub("", heading).split()).lower()
     return squeezed.removesuffix("[edit]")
+
+
+def _introduced(body: html.HtmlElement, roots: list[html.HtmlElement], order: dict[
+        html.HtmlElement, int], inside: set[html.HtmlElement], taken: set[html.HtmlElement],
+                text: Counts, links: Counts) -> list[html.HtmlElement]:
+    """Links the article's text introduces, between the start of its first kept part and
+    the end of its last: a paragraph "Lire : <a>…</a>" (its words before the first link an
+    introducer and a colon, the rest links) and the lists of links under a kept heading "See
+    also" or "External links" (up to the next heading; not a table, where a wiki keeps its
+    navigation boxes). A list of other stories the text does not introduce stays out."""
+    first = order[roots[0]]
+    last = max(order[e] for e in roots[-1].iter(etree.Element))
+    found: list[html.HtmlElement] = []
+    for element in body.iter("p", "li", "dd", *_HEADINGS):
+        if not first < order[element] < last:
+            continue
+        if element.tag in _HEADINGS:
+            if element in inside and _INTRODUCING_HEAD.match(element.text_content()):
+                found += _listed_under(element, taken, text)
+            continue
+        anchor = next(element.iter("a"), None)
+        if (element in taken or anchor is None or not 0 < text.get(element, 0) <= MAX_CAPTION
+                or any(up in found for up in element.iterancestors())):
+            continue
+        lead = "".join(text_before(element, anchor))
+        if _INTRODUCING_LINE.match(lead) and (  # the rest is links, maybe a closing "?" or "»"
+                text.get(element, 0) - links.get(element, 0) <= len(_squeezed(lead)) + 3):
+            found.append(element)
+    return found
+
+
+def _listed_under(heading: html.HtmlElement, taken: set[html.HtmlElement], text: Counts
+                  ) -> list[html.HtmlElement]:
+    """The lists following a heading up to the next heading or kept part."""
+    found: list[html.HtmlElement] = []
+    size = 0
+    for sibling in heading.itersiblings():
+        if sibling.tag in _HEADINGS or sibling in taken or next(
+                sibling.iter(*_HEADINGS, "table"), None) is not None:
+            break
+        if sibling.tag in ("ul", "ol") or next(sibling.iter("ul", "ol"), None) is not None:
+            size += text.get(sibling, 0)
+            if size > MAX_INTRODUCED:
+                break
+            found.append(sibling)
+    return found
+
+
+def text_before(element: html.HtmlElement, anchor: html.HtmlElement) -> list[str]:
+    """The element's text before `anchor`, in document order."""
+    out = [element.text or ""]
+    for inner in element.iterdescendants():
+        if inner is anchor:
+            break
+        out.append(inner.text or "")
+        if anchor not in inner.iterdescendants():  # an element holding it ends after it
+            out.append(inner.tail or "")
+    return out

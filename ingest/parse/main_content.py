@@ -32,7 +32,7 @@ import logging
 import trafilatura
 from lxml import etree, html
 
-from ingest.parse.article_parts import article_parts
+from ingest.parse.article_parts import article_parts, text_before
 from ingest.parse.html_text import is_block
 
 Counts = dict[html.HtmlElement, int]
@@ -128,22 +128,10 @@ def _linked_sentence(unit: html.HtmlElement) -> bool:
     anchors = list(unit.iter("a"))
     if unit.tag != "p" or not anchors or len(anchors) > MAX_SENTENCE_LINKS:
         return False
-    lead = "".join(_text_before(unit, anchors[0])).strip()
+    lead = "".join(text_before(unit, anchors[0])).strip()
     return (len(lead.split()) >= MIN_LEAD_WORDS or len(lead) >= MIN_LEAD_CJK) and (
         lead[-1].isalnum() or lead[-1] in ",，、") and (  # not "Related:", "À lire aussi »"
         unit.text_content().rstrip().endswith(_SENTENCE_END))
-
-
-def _text_before(unit: html.HtmlElement, anchor: html.HtmlElement) -> list[str]:
-    """The paragraph's text before `anchor`, in document order."""
-    out = [unit.text or ""]
-    for element in unit.iterdescendants():
-        if element is anchor:
-            break
-        out.append(element.text or "")
-        if anchor not in element.iterdescendants():  # an element holding it ends after it
-            out.append(element.tail or "")
-    return out
 
 
 def _key(text: str) -> str:
