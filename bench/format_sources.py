@@ -459,7 +459,8 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     # German magazine) scored on the phrases a person picked from their main content; pypdf's
     # real PDFs (a Canadian government data model, a US federal form, a scanned book's OCR
     # layer, a LibreOffice form, an AutoCAD drawing, a LaTeX paper, greetings in six scripts, a
-    # file attachment); magic-doc's Chinese Word and PowerPoint files (Office 2003 and 2007+)
+    # file attachment); magic-doc's Word and PowerPoint files (Chinese but for a Word 2002 quiz);
+    # then olmOCR's PDFs
     "trafilatura": ("adbar/trafilatura", "Apache-2.0", [f"tests/{p}.html" for p in (
         "eval/nhk.or.jp.k100", "eval/archive.org.he.xinhuanet.com.25340717",
         "eval/baike.baidu.com.tanya", "eval/blog.gaijinpot.com.chikan",
@@ -469,6 +470,15 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "pypdf": ("py-pdf/pypdf", "BSD-3-Clause", [f"resources/{p}.pdf" for p in (
         "AutoCad_Diagram", "FormTestFromOo", "GeoBase_NHNC1_Data_Model_UML_EN", "SF424_page2",
         "Seige_of_Vicksburg_Sample_OCR", "attachment", "multilang", "side-by-side-subfig")]),
+    # olmOCR's test PDFs (a company's annual report page, a Wikipedia article printed by
+    # Chrome, a 10-page aviation application form, a PowerPoint deck of pictures, a textbook
+    # page, a two-column medical paper)
+    "olmocr": ("allenai/olmocr", "Apache-2.0", [
+        *(f"olmocr/bench/sample_data/pdfs/{p}.pdf" for p in (
+            "earnings", "openstax_caculus_pg_273")),
+        *(f"tests/gnarly_pdfs/{p}.pdf" for p in (
+            "edgar", "form_on_later_pages", "most_content_in_image_form",
+            "pdftotext_two_column_issue"))]),
     "magic-doc": ("opendatalab/magic-doc", "Apache-2.0", [
         ("magic_doc/contrib/test_data/doc/test.doc", "contrib_test.doc"),
         *(f"test/test_cli/datas/{p}" for p in (
