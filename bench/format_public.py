@@ -39,7 +39,8 @@ Tesseract with `chi_sim` (`tesseract-ocr-chi-sim`). A web
 page's reference is Tika's text of readability's expected main content of it, not of the whole
 page (menus and footers are not what a reader of the article sees); for newspaper's and Zyte's
 pages (sixth round, held-out play for web pages), the main content their own test expects, as
-text (bench/page_references.py; Zyte's gzipped pages are stored unpacked). chardet's files are
+text, and for trafilatura's the phrases its evaluation expects (bench/page_references.py;
+Zyte's gzipped pages are stored unpacked). chardet's files are
 decoded with the encoding their test folder declares, not guessed by Tika, as are other
 projects' text files whose test declares theirs (`DECLARED_FILES`). Up to 25 phrases per file
 are sampled from its lines (8 characters of a CJK line, 5 words of another), seeded by the
@@ -145,8 +146,9 @@ def collect(only: list[str] | None = None, corpus: Path = CORPUS,
         "# Public test documents for bench/format_public.py (unchanged bytes)\n\n"
         "Held out: every third file of each collection, sorted by name (see the bench). "
         "`_expected/readability/` holds each page's expected.html (its reference), "
-        "`_expected/newspaper/` and `_expected/article-extraction/` the text their project's "
-        "test expects (bench/page_references.py).\n\n"
+        "`_expected/newspaper/`, `_expected/article-extraction/` and `_expected/cx-extractor/` "
+        "the text their project's test expects, `_expected/trafilatura/` the phrases "
+        "trafilatura's evaluation expects (bench/page_references.py).\n\n"
         "| file | repository @ commit | path | licence |\n|---|---|---|---|\n"
         + "\n".join(rows) + "\n" + notes, encoding="utf-8")
 

@@ -454,6 +454,35 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
         f"pdf2htmlEX/test/browser_tests/{p}.pdf" for p in (
             "basic_text", "fontfile3_opentype", "geneve_1564", "invalid_unicode_issue477",
             "svg_background_with_page_rotation_issue402", "with_form")]),
+    # held-out play, session 12 (fresh-e, 2026-12-06): saved web pages of trafilatura's
+    # evaluation (Japanese and Chinese news, an encyclopedia entry, English news, a wiki and a
+    # German magazine) scored on the phrases a person picked from their main content; pypdf's
+    # real PDFs (a Canadian government data model, a US federal form, a scanned book's OCR
+    # layer, a LibreOffice form, an AutoCAD drawing, a LaTeX paper, greetings in six scripts, a
+    # file attachment); magic-doc's Word and PowerPoint files (Chinese but for a Word 2002 quiz);
+    # then olmOCR's PDFs
+    "trafilatura": ("adbar/trafilatura", "Apache-2.0", [f"tests/{p}.html" for p in (
+        "eval/nhk.or.jp.k100", "eval/archive.org.he.xinhuanet.com.25340717",
+        "eval/baike.baidu.com.tanya", "eval/blog.gaijinpot.com.chikan",
+        "eval/tofugu.com.dezuka-suisan", "cache/scmp.com.playbook", "cache/reuters.com.parasite",
+        "cache/nature.com.telescope", "eval/bbc.com.52241221", "eval/nytimes.com.blackouts",
+        "cache/en.wikipedia.org.tsne", "cache/spiegel.de.albtraum")]),
+    "pypdf": ("py-pdf/pypdf", "BSD-3-Clause", [f"resources/{p}.pdf" for p in (
+        "AutoCad_Diagram", "FormTestFromOo", "GeoBase_NHNC1_Data_Model_UML_EN", "SF424_page2",
+        "Seige_of_Vicksburg_Sample_OCR", "attachment", "multilang", "side-by-side-subfig")]),
+    # olmOCR's test PDFs (a company's annual report page, a Wikipedia article printed by
+    # Chrome, a 10-page aviation application form, a PowerPoint deck of pictures, a textbook
+    # page, a two-column medical paper)
+    "olmocr": ("allenai/olmocr", "Apache-2.0", [
+        *(f"olmocr/bench/sample_data/pdfs/{p}.pdf" for p in (
+            "earnings", "openstax_caculus_pg_273")),
+        *(f"tests/gnarly_pdfs/{p}.pdf" for p in (
+            "edgar", "form_on_later_pages", "most_content_in_image_form",
+            "pdftotext_two_column_issue"))]),
+    "magic-doc": ("opendatalab/magic-doc", "Apache-2.0", [
+        ("magic_doc/contrib/test_data/doc/test.doc", "contrib_test.doc"),
+        *(f"test/test_cli/datas/{p}" for p in (
+            "test01.doc", "test02.docx", "test05.ppt", "test06.pptx"))]),
 }
 TIKA_FILES = [
     "testWORD.doc", "testWORD_various.doc", "testWORD_features.doc", "testWPSAttachment.doc",

@@ -7,9 +7,12 @@ with the article text its test expects (`tests/data/text/X.txt`; a language's pa
 a person's annotation of its article body (`ground-truth.json`, `articleBody`).
 chrislinan/cx-extractor-python (MIT) pairs 74 saved NetEase (163.com) finance news pages in GBK,
 `RawHtml/N.html`, with the article text its line-block extractor gave and its author kept
-(`Text/N.txt`). All are independent of kbflow and of Readability (bench/format_public's other
+(`Text/N.txt`). trafilatura's evaluation (adbar/trafilatura, Apache-2.0) gives each saved page
+of `tests/eval/` and `tests/cache/` the phrases a person picked from its main content
+(`tests/evaldata.json`, "with"; a few per page, Chinese and Japanese pages among them). All are
+independent of kbflow and of Readability (bench/format_public's other
 web-page reference); newspaper's and cx-extractor's are an extractor's output a person
-accepted, Zyte's a person's annotation.
+accepted, Zyte's and trafilatura's a person's annotation.
 Read from the bare git directories the search tool's `fetch` leaves; bench/format_public
 stores the expected text beside a page it copies, bench/html_sets scores whole sets.
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 NEWSPAPER = "codelucas/newspaper"
 ZYTE = "scrapinghub/article-extraction-benchmark"
 CX = "chrislinan/cx-extractor-python"
+TRAFILATURA = "adbar/trafilatura"
 
 
 def git_bytes(git: Path, path: str) -> bytes:
@@ -77,9 +81,22 @@ def cx_text(git: Path, path: str) -> str:
         return ""
 
 
+@cache
+def _trafilatura_truth(git: Path) -> dict[str, list[str]]:
+    entries = json.loads(git_bytes(git, "tests/evaldata.json"))
+    return {entry["file"]: entry.get("with") or [] for entry in entries.values()}
+
+
+def trafilatura_text(git: Path, path: str) -> str:
+    """The phrases a person picked from the main content of `tests/eval|cache/<file>`, one a
+    line (the bench samples its phrases from lines)."""
+    return "\n".join(_trafilatura_truth(git).get(Path(path).name, []))
+
+
 # collection or set -> (repository, expected text of a page's path in it)
 EXPECTED: dict[str, tuple[str, Callable[[Path, str], str]]] = {
     "newspaper": (NEWSPAPER, newspaper_text),
     "article-extraction": (ZYTE, zyte_text),
     "cx-extractor": (CX, cx_text),
+    "trafilatura": (TRAFILATURA, trafilatura_text),
 }

@@ -123,6 +123,30 @@ def test_a_page_whose_test_gives_its_text_is_collected_with_that_text(tmp_path: 
         "香港行政长官\n\nNEW YORK (AP) — x")
 
 
+def test_a_trafilatura_page_is_scored_on_the_phrases_its_evaluation_picked(tmp_path: Path) -> None:
+    """trafilatura's evaluation keys its pages by URL; a page's reference is the "with" phrases
+    of the entry naming its file, one a line, never another page's; a page it names without
+    phrases, or does not name, has none."""
+    import json
+
+    from bench import page_references
+
+    mirror = tmp_path / "traf"
+    (mirror / "tests").mkdir(parents=True)
+    (mirror / "tests/evaldata.json").write_text(json.dumps({
+        "http://a.example/1": {"file": "a.example.1.html", "with": ["一个约定，信守15年", "Eye"],
+                               "without": ["Impressum"]},
+        "http://b.example/2": {"file": "b.example.2.html", "with": ["other page"]},
+        "http://c.example/3": {"file": "c.example.3.html", "author": "x"}}), "utf-8")
+    git(mirror, "init", "-q")
+    git(mirror, "add", ".")
+    git(mirror, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "x")
+    text = page_references.trafilatura_text
+    assert text(mirror, "tests/eval/a.example.1.html") == "一个约定，信守15年\nEye"
+    assert text(mirror, "tests/cache/c.example.3.html") == ""
+    assert text(mirror, "tests/cache/d.example.4.html") == ""
+
+
 def test_a_scanned_chinese_pdf_is_read_by_tesseract_in_chinese_page_by_page(
         tmp_path: Path) -> None:
     """Tika OCRs a scanned PDF in English only (Latin junk for a Chinese page): the reference
