@@ -20,6 +20,7 @@ from pdfplumber.table import Table
 from pdfplumber.utils.clustering import cluster_objects
 
 from ingest.models import Block, BlockKind
+from ingest.parse.pdf_boxes import Box, beside_another, block_cells, drawn_boxes
 from ingest.parse.pdf_slanted import slanted_grid
 from ingest.parse.rtl import has_rtl, logical_line
 from ingest.parse.tables import cell_text, fill_merged, markdown_table, row_texts
@@ -52,6 +53,7 @@ class PdfTable:
     names: list[str] | None = None  # the columns' names when the header takes two rows
     # each grid row's box (same coordinates as the table's), for the row blocks' bbox
     row_boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+    framed: bool = False  # boxes side by side, each read as a paragraph (`_framed`)
 
     @property
     def header(self) -> list[str]:
@@ -67,7 +69,11 @@ class PdfTable:
 
     def blocks(self, caption: str) -> list[Block]:
         """The first part gives the whole table as Markdown, then its rows; a continuation part
-        gives its rows, read against the first part's header and caption."""
+        gives its rows, read against the first part's header and caption. Framed boxes give
+        each box's text as a paragraph."""
+        if self.framed:
+            return [Block(kind=BlockKind.PARAGRAPH, text=text, page=self.page)
+                    for text in self.grid[0] if text]
         if self.head is not None:
             return self._row_blocks(self.head.header, self.head.caption)
         if self.title:
@@ -91,6 +97,7 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
     """Ruled tables of at least two rows and two columns, in PyMuPDF's (unrotated) coordinates.
     `blocks`: PyMuPDF's text of the page (`get_text("dict")`), which the PDF parser has read."""
     tables = []
+    boxes: list[tuple[PdfTable, list[Box]]] = []  # one-row tables, their cells of a block
     words: list[tuple[Any, ...]] = []  # PyMuPDF's words, read once for the page when needed
     for table in plumber_page.find_tables():
         rect = pymupdf.Rect(table.bbox) * page.derotation_matrix
@@ -123,12 +130,29 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
             title = kept.pop(0)[0][0]  # the table's title, not every column's name
         names = _two_row_header(kept[0][0], kept[1][0]) if len(kept) > 2 else None
         grid = [row for row, _ in kept]
-        if len(grid) < 2 or len(grid[0]) < 2:
-            continue  # a box drawn around a paragraph is not a table
-        tables.append(PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges,
-                               title=title, names=names,
-                               row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept]))
-    return tables
+        found = PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges,
+                         title=title, names=names,
+                         row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept])
+        if len(grid) == 1 and turn == page.rotation % 360 and slanted is None:
+            boxes.append((found, block_cells(table)))
+        elif len(grid) > 1 and len(grid[0]) > 1:  # a box around a paragraph is not a table
+            tables.append(found)
+    return tables + _framed(page, blocks, tables, boxes)
+
+
+def _framed(page: pymupdf.Page, blocks: list[dict[str, Any]], tables: list[PdfTable],
+            boxes: list[tuple[PdfTable, list[Box]]]) -> list[PdfTable]:
+    """One-row tables and rectangles drawn on their own, holding a block of lines beside
+    another such box (ingest.parse.pdf_boxes): each box read as one paragraph."""
+    drawn = drawn_boxes(page, blocks, [(t.x0, t.y0, t.x1, t.y1) for t in tables] + [
+        (t.x0, t.y0, t.x1, t.y1) for t, _ in boxes])
+    found = [table for table, _ in boxes] + [
+        PdfTable(page.number + 1, *box, [[text]], [box[0], box[2]], row_boxes=[box])
+        for box, text in drawn]
+    kept = beside_another([held for _, held in boxes] + [[box] for box, _ in drawn])
+    for n in kept:
+        found[n].framed = True
+    return [found[n] for n in kept]
 
 
 def _rows_run_on(rect: pymupdf.Rect, blocks: list[dict[str, Any]]) -> bool:
@@ -347,7 +371,8 @@ def link_continuations(pages: Sequence[Sequence[object]]) -> None:
     for previous, current in itertools.pairwise(pages):
         last = next((i for i in reversed(previous) if not getattr(i, "in_margin", False)), None)
         first = next((i for i in current if not getattr(i, "in_margin", False)), None)
-        if not (isinstance(last, PdfTable) and isinstance(first, PdfTable)):
+        if not (isinstance(last, PdfTable) and isinstance(first, PdfTable)) or (
+                last.framed or first.framed):
             continue
         if len(last.edges) != len(first.edges) or any(
                 abs(a - b) > _EDGE_TOLERANCE for a, b in zip(last.edges, first.edges, strict=True)):
