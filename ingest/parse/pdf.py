@@ -148,9 +148,10 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
     found: list[PdfTable] = []
     read: list[OcrTable] = []  # tables read by OCR
     garbled = text_layer("\n".join(line.text for line in lines)).reason
-    reading = ocr_page(page) if garbled or _needs_ocr(page, lines) else None
+    scan = _needs_ocr(page, lines)  # read by OCR whatever its layer says, as before
+    reading = ocr_page(page) if garbled or scan else None
     if garbled and reading is not None:
-        kept = reads_better(reading, lines)
+        kept = scan or reads_better(reading, lines)
         result.warnings.append(f"page {page.number + 1}: its text layer is not language "
                                f"({garbled}): " + ("read by OCR of the page instead" if kept
                                                    else "kept, OCR read no better"))
