@@ -450,6 +450,11 @@ SOURCES: dict[str, tuple[str, str, list[str | tuple[str, str]]]] = {
     "tesseract-test": ("tesseract-ocr/test", "Apache-2.0", [f"testing/{p}" for p in (
         "phototest.tif", "phototest-rotated-R.png", "phototest-rotated-180.png", "eurotext.tif",
         "8071_093.3B.tif")]),
+    # session 12 (2026-12-06): pdf.js test PDFs whose text layer is not what the page shows
+    # (fonts without a usable ToUnicode map: control codes for letters), a collection of its own
+    # so that pdfjs's held-out third stays as it was
+    "pdfjs-fonts": ("mozilla/pdf.js", "Apache-2.0", [
+        f"test/pdfs/{p}.pdf" for p in ("TAMReview", "font_ascent_descent")]),
     "pdf2htmlex": ("pdf2htmlEX/pdf2htmlEX", "GPL-3.0-or-later", [
         f"pdf2htmlEX/test/browser_tests/{p}.pdf" for p in (
             "basic_text", "fontfile3_opentype", "geneve_1564", "invalid_unicode_issue477",

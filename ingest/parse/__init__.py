@@ -252,7 +252,7 @@ def parse_document(meta: DocumentMeta, data: bytes,
         warnings=[w for w in [warning(result.encoding, result.encoding_confidence)] if w]
         + (["repaired PDF: its cross-reference table was rebuilt by PyMuPDF; the file ends "
             "whole and every page was read"] if repaired_whole else [])
-        + meta.warnings,
+        + result.warnings + meta.warnings,
         chars_indexed=indexed,
         chars_seen=seen,
         chars_skipped=min(result.chars_skipped, seen - indexed),

@@ -30,6 +30,7 @@ from ingest.parse.ocr import OcrPage, ocr_page
 from ingest.parse.ocr_rows import OcrTable, ocr_items
 from ingest.parse.pdf_forms import Field, fill_cells, inside, page_fields, place
 from ingest.parse.pdf_tables import PdfTable, find_tables, link_continuations
+from ingest.parse.pdf_textlayer import reads_better, text_layer
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.parse.tables import is_caption
 from ingest.text import join_lines, normalize, numbered_heading_level, tidy_numbering
@@ -146,8 +147,16 @@ def _page_items(page: pymupdf.Page, tables: _Tables, result: ParseResult,
     lines = _text_lines(blocks, page.number + 1, area, turn, fields)
     found: list[PdfTable] = []
     read: list[OcrTable] = []  # tables read by OCR
-    if _needs_ocr(page, lines):
-        reading = ocr_page(page)
+    garbled = text_layer("\n".join(line.text for line in lines)).reason
+    scan = _needs_ocr(page, lines)  # read by OCR whatever its layer says, as before
+    reading = ocr_page(page) if garbled or scan else None
+    if garbled and reading is not None:
+        kept = scan or reads_better(reading, lines)
+        result.warnings.append(f"page {page.number + 1}: its text layer is not language "
+                               f"({garbled}): " + ("read by OCR of the page instead" if kept
+                                                   else "kept, OCR read no better"))
+        reading = reading if kept else None
+    if reading is not None:
         area = pymupdf.Rect(0, 0, reading.width, reading.height)
         items = _ocr_items(reading, page.number + 1)
         lines = [item for item in items if isinstance(item, Line)]

@@ -40,6 +40,7 @@ class ParseResult:
     title_source: str = ""  # where `title` came from
     turned_pages: list[int] = field(default_factory=list)  # scans read after turning them upright
     attachments: int = 0  # attached or embedded files read as sections of their own
+    warnings: list[str] = field(default_factory=list)  # doubts for the parse report, with why
 
 
 @dataclass(frozen=True)
