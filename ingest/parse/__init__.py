@@ -51,8 +51,10 @@ if TYPE_CHECKING:
 # Arabic and Hebrew words spaced; 0.11: rows of unruled PDF tables as rows (no false two-column
 # gutters), web captions in boxes of their own and pull quotes, pivot tables and formula results
 # as Excel stored them in .xlsb and .xls, SmartArt in decks, a line upside down on an upright
-# page read turned, PDF tables with slanted or turned column names
-PARSER_VERSION = "kbflow-parse@0.11"
+# page read turned, PDF tables with slanted or turned column names; 0.12: a PDF page whose text
+# layer is not language read by OCR, boxes drawn side by side read one at a time, links the story
+# introduces ("Read more:", "See also") kept, wrapped lines spaced outside CJK/Thai scripts
+PARSER_VERSION = "kbflow-parse@0.12"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
 # memory, which a worker reading only spreadsheets or Word files never needs.
