@@ -66,8 +66,8 @@ def is_structure_start(line: str) -> bool:
 # scripts written without spaces between words: Chinese and Japanese (Han, kana, bopomofo, their
 # punctuation and full-width forms), Thai, Lao, Myanmar, Khmer; Korean is joined as before (not
 # measured here)
-_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u11ff\u1780-\u17ff\u2e80-\u9fff\uac00-\ud7af"
-                       "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u9fff"
+                       "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
 
 
 def _spaced(char: str) -> bool:
