@@ -18,6 +18,9 @@ from ingest.text import join_lines, normalize
 
 Box = tuple[float, float, float, float]
 _MIN_SIDE = 10.0  # points: a smaller drawing is a tick box or a rule, not a frame
+# closed shapes on a page: more is a drawing, a map or a grid of cells (a form has ~130), and
+# matching every one against every line would cost seconds a page
+MAX_FRAMES = 1000
 
 
 def block_cells(table: Table) -> list[Box]:
@@ -36,8 +39,11 @@ def drawn_boxes(page: pymupdf.Page, blocks: list[dict[str, Any]], tables: Sequen
     lines = [(pymupdf.Rect(line["bbox"]), normalize("".join(s["text"] for s in line["spans"])))
              for block in blocks for line in block.get("lines", [])
              if (round(line["dir"][0]), round(line["dir"][1])) == (1, 0)]
+    frames = sorted({tuple(path["rect"]) for path in page.get_drawings() if _closed(path)})
+    if len(frames) > MAX_FRAMES:
+        return []
     held = []
-    for rect in sorted({tuple(path["rect"]) for path in page.get_drawings() if _closed(path)}):
+    for rect in frames:
         box = pymupdf.Rect(rect)
         inside = [(r, text) for r, text in lines if text.strip() and box.contains(
             pymupdf.Point((r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2))]
