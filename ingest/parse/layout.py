@@ -23,9 +23,9 @@ from ingest.text import (
 )
 
 MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and footers live
-# the narrowest blank between two columns' lines on a row is a gutter only when under this share
-# of the page: wider, it is the space inside a row (a label on the left, its date far right)
-GUTTER_SHARE = 0.2
+# lines beside each other that all stand further apart than this share of the page are a label
+# and its value set flush right on one row, not two columns (a real gutter is a few per cent)
+GUTTER_SHARE = 0.3
 HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
 # a Chinese label, a colon, a value (text is NFKC already); "Part 1: Scope" stays a heading
 FIELD = re.compile(r"[\u4e00-\u9fff]{1,8}:\s*\S")
@@ -120,8 +120,8 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
     has one column. Candidates are just right of line ends in the middle of the page. Side by
     side means one text-layer line each side on a row: a row of three or more pieces is a
     table's (an unruled lab table's names and values taken for two columns were read apart).
-    Where even the closest pair stands far apart, the rows are label-and-value rows of one
-    column (a résumé's certificates with their dates at the right edge were read apart)."""
+    Where even the closest such pair stands a third of the page apart, the rows are labels
+    with values set flush right (a résumé's certificates and their dates were read apart)."""
     best: tuple[int, float] | None = None
     candidates = sorted({round(line.x1) + 1 for line in lines
                          if width * 0.3 <= line.x1 <= width * 0.7})

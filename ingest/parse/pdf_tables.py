@@ -152,7 +152,7 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
         names = _two_row_header(kept[0][0], kept[1][0]) if len(kept) > 2 else None
         grid = [row for row, _ in kept]
         found = PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges,
-                         title=title, names=names, headless=names is None and any(
+                         title=title, names=names, headless=names is None and bool(grid) and any(
                              _MONEY.fullmatch(cell) for cell in grid[0][1:]),
                          row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept])
         if len(grid) == 1 and turn == page.rotation % 360 and slanted is None:
