@@ -132,8 +132,9 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
         if len(left) < 3 or len(right) < 3:
             continue
         pairs = [r for r in right if _side_by_side(r, rows[id(r)], x)]
-        if len(pairs) < 3 or min(r.x0 - max(o.x1 for o in rows[id(r)] if o.x1 <= x)
-                                 for r in pairs) > width * GUTTER_SHARE:
+        gaps = [r.x0 - max(o.x1 for o in rows[id(r)] if o.x1 <= x)
+                for r in pairs if r.confidence is None]  # an OCR box may be a line's piece
+        if len(pairs) < 3 or min(gaps, default=0) > width * GUTTER_SHARE:
             continue
         top = min(r.y0 for r in pairs)
         bottom = max(r.y1 for r in pairs)
