@@ -23,6 +23,9 @@ from ingest.text import (
 )
 
 MARGIN_SHARE = 0.1  # top/bottom share of the page where running headers and footers live
+# lines beside each other that all stand further apart than this share of the page are a label
+# and its value set flush right on one row, not two columns (a real gutter is a few per cent)
+GUTTER_SHARE = 0.3
 HEADING_SIZE_RATIO = 1.15  # a line this much larger than the body text can be a heading
 # a Chinese label, a colon, a value (text is NFKC already); "Part 1: Scope" stays a heading
 FIELD = re.compile(r"[\u4e00-\u9fff]{1,8}:\s*\S")
@@ -116,7 +119,9 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
     by side across it and (almost) no line crossing it where the columns run; None when the page
     has one column. Candidates are just right of line ends in the middle of the page. Side by
     side means one text-layer line each side on a row: a row of three or more pieces is a
-    table's (an unruled lab table's names and values taken for two columns were read apart)."""
+    table's (an unruled lab table's names and values taken for two columns were read apart).
+    Where even the closest such pair stands a third of the page apart, the rows are labels
+    with values set flush right (a résumé's certificates and their dates were read apart)."""
     best: tuple[int, float] | None = None
     candidates = sorted({round(line.x1) + 1 for line in lines
                          if width * 0.3 <= line.x1 <= width * 0.7})
@@ -127,7 +132,9 @@ def find_gutter(lines: list[Line], width: float) -> float | None:
         if len(left) < 3 or len(right) < 3:
             continue
         pairs = [r for r in right if _side_by_side(r, rows[id(r)], x)]
-        if len(pairs) < 3:
+        gaps = [r.x0 - max(o.x1 for o in rows[id(r)] if o.x1 <= x)
+                for r in pairs if r.confidence is None]  # an OCR box may be a line's piece
+        if len(pairs) < 3 or min(gaps, default=0) > width * GUTTER_SHARE:
             continue
         top = min(r.y0 for r in pairs)
         bottom = max(r.y1 for r in pairs)

@@ -33,6 +33,7 @@ _Box = tuple[float, float, float, float]
 _Line = tuple[float, float, float, str, _Box]
 _RUN_ON_ROWS = 3  # lines beside a table on its rows' baselines that make it part of a wider one
 _VALUE = re.compile(r"[-+(]?[$€£¥]?\d[\d,.]*%?\)?")  # a number a cell does not wrap
+_MONEY = re.compile(r"[$€£¥]\s*(\d[\d,.]*)?")  # a sum or its sign: never a column's name
 
 
 @dataclass(eq=False)
@@ -54,14 +55,17 @@ class PdfTable:
     # each grid row's box (same coordinates as the table's), for the row blocks' bbox
     row_boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
     framed: bool = False  # boxes side by side, each read as a paragraph (`_framed`)
+    headless: bool = False  # the first row is data: the names stand above the rules
 
     @property
     def header(self) -> list[str]:
-        return self.head.header if self.head else self.names or self.grid[0]
+        if self.head:
+            return self.head.header
+        return [""] * len(self.grid[0]) if self.headless else self.names or self.grid[0]
 
     @property
     def header_rows(self) -> int:
-        return 1 if self.names is None else 2
+        return 0 if self.headless else 1 if self.names is None else 2
 
     @property
     def data_rows(self) -> list[list[str]]:
@@ -81,15 +85,32 @@ class PdfTable:
         self.caption = caption = caption.strip()
         rows = self.data_rows + [row for part in self.parts for row in part.data_rows]
         shown = self.grid[1:self.header_rows]  # the Markdown keeps the header as drawn
+        top = self.grid[0] if self.header_rows else self.header
         whole = Block(kind=BlockKind.TABLE, page=self.page,
-                      text=markdown_table(self.grid[0], shown + rows, caption))
+                      text=markdown_table(top, shown + rows, caption))
         return [whole, *self._row_blocks(self.header, caption)]
 
     def _row_blocks(self, header: list[str], caption: str) -> list[Block]:
         boxes = self.row_boxes if self.head else self.row_boxes[self.header_rows:]
+        if not any(header):  # rows without names read "label: values"
+            prefix = f"{caption} | " if caption else ""
+            return [Block(kind=BlockKind.TABLE_ROW, page=self.page, bbox=box, text=prefix + (
+                        f"{row[0]}: " if row[0] else "") + _values(row[1:]))
+                    for row, box in zip(self.data_rows, boxes, strict=True) if any(row)]
         return [Block(kind=BlockKind.TABLE_ROW, text=text, page=self.page, bbox=box)
                 for row, box in zip(self.data_rows, boxes, strict=True)
                 for text in row_texts([row], header, caption)]
+
+
+def _values(cells: list[str]) -> str:
+    """A row's values; a currency sign drawn in its own column stands before its figure."""
+    out: list[str] = []
+    for cell in cells:
+        if out and _MONEY.fullmatch(out[-1]) and not _MONEY.fullmatch(cell):
+            out[-1] = f"{out[-1]} {cell}"
+        elif cell:
+            out.append(cell)
+    return "; ".join(out)
 
 
 def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict[str, Any]]
@@ -131,7 +152,8 @@ def find_tables(plumber_page: PlumberPage, page: pymupdf.Page, blocks: list[dict
         names = _two_row_header(kept[0][0], kept[1][0]) if len(kept) > 2 else None
         grid = [row for row, _ in kept]
         found = PdfTable(page.number + 1, rect.x0, rect.y0, rect.x1, rect.y1, grid, edges,
-                         title=title, names=names,
+                         title=title, names=names, headless=names is None and bool(grid) and any(
+                             _MONEY.fullmatch(cell) for cell in grid[0][1:]),
                          row_boxes=[(b[0], b[1], b[2], b[3]) for _, b in kept])
         if len(grid) == 1 and turn == page.rotation % 360 and slanted is None:
             boxes.append((found, block_cells(table)))
@@ -338,11 +360,24 @@ def _grid(table: Table) -> list[list[str | None]]:
         for c, (box, text) in enumerate(zip(box_row, text_row, strict=True)):
             if box is None and c + 1 < len(xs):
                 x = (xs[c] + xs[c + 1]) / 2
-                text = next((t for (x0, y0, x1, y1), t in known
-                             if x0 <= x <= x1 and y0 <= y <= y1), None)
+                box, text = next(((b, t) for b, t in known
+                                  if b[0] <= x <= b[2] and b[1] <= y <= b[3]), (None, None))
+            if box is not None and text and _VALUE.fullmatch(cell_text(text)) and (
+                    c + 1 < len(xs) and box[2] - box[0] > xs[c + 1] - xs[c] + 1):
+                text = text if _stands_in(table.page, box, xs[c], xs[c + 1]) else ""
             row.append(None if text is None else cell_text(text))
         grid.append(row)
     return grid
+
+
+def _stands_in(page: PlumberPage, box: _Box, left: float, right: float) -> bool:
+    """Whether a figure in a cell merged across columns is printed in the column from left to
+    right: it stands once, where it is printed. Copied into each column, a figure merged with
+    the narrow column of the currency signs in front of it was read twice ("3,423 | 3,423")."""
+    x0, top, x1, bottom = box
+    xs = [c["x0"] + c["x1"] for c in page.chars if x0 <= (c["x0"] + c["x1"]) / 2 <= x1
+          and top <= (c["top"] + c["bottom"]) / 2 <= bottom and not c["text"].isspace()]
+    return not xs or left <= (min(xs) + max(xs)) / 4 <= right
 
 
 def _logical_cell(page: PlumberPage, box: _Box) -> str:
