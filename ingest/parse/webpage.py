@@ -13,15 +13,17 @@ import re
 
 from lxml import etree, html
 
-from ingest.models import BlockKind
+from ingest.models import Block, BlockKind
 from ingest.parse.article_parts import is_caption
 from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
-from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content
+from ingest.parse.jsonld import article_body
+from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, kept_chars, main_content
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
+TEASER = 0.5  # of the JSON-LD body's characters: a page showing less shows a teaser
 _SECTIONING = {"article", "section", "main"}  # a header or footer inside one belongs to it
 # Class, id or aria-label words naming page furniture, and the kind counted in `skipped`.
 _NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
@@ -53,7 +55,7 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
         _remove_furniture(body, text, result, limits.include_hidden, fallback)
         text, links = _text_counts(body)
         roots = main_content(body, text, links)
-        kept = sum(text[root] for root in roots)
+        kept = kept_chars(roots, text)
         if kept >= MIN_KEPT or kept >= MIN_SHARE * seen:
             break
     outside = _parts_outside(body, roots, text)
@@ -62,6 +64,7 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
         result.chars_skipped += sum(text[part] for part in outside)
     for root in roots:
         result.blocks += html_blocks(root, result.blocks)
+    _add_stated_body(result, article_body(data, encoding), kept)
     h1 = next((b.text for b in result.blocks if b.kind == BlockKind.HEADING and b.level == 1),
               "")
     page_title = _site_name_removed(_text(tree.find("head/title")))
@@ -70,6 +73,19 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     elif page_title:
         result.title, result.title_source = page_title, "html title"
     return result
+
+
+def _add_stated_body(result: ParseResult, stated: str, kept: int) -> None:
+    """The article body the page states in its JSON-LD (ingest.parse.jsonld), after what the
+    page shows, when what it shows is a teaser: less than TEASER of the stated body."""
+    paragraphs = [one_line(p) for p in normalize(stated).split("\n")]
+    chars = sum(visible_chars(p) for p in paragraphs)
+    if kept >= TEASER * chars:
+        return
+    result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=p) for p in paragraphs if p]
+    result.chars_seen = (result.chars_seen or 0) + chars
+    result.warnings.append(f"the page shows {kept} characters of its article; the "
+                           f"{chars} of the body its JSON-LD states were read")
 
 
 def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
