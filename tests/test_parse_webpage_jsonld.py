@@ -42,7 +42,7 @@ STORY = " ".join(f"Paragraph {i} of the story says what the council decided and 
 def test_a_teaser_page_keeps_its_headline_and_reads_the_article_its_json_ld_states() -> None:
     """SCMP's saved page shows the headline, standfirst, byline and a photo caption twice
     (1,036 characters); the 4,312-character opinion piece is only in its JSON-LD. kbflow
-    indexed the caption alone: trafilatura picked it, and twice it passed for an article."""
+    indexed the caption alone: trafilatura picked it, and shown twice it passed for an article."""
     doc = parse(SCMP)
     texts = [b.text for b in doc.blocks]
     text = "\n".join(texts)

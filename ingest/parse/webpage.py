@@ -19,7 +19,7 @@ from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
 from ingest.parse.jsonld import article_body
-from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, kept_chars, main_content
+from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content, one_caption
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
@@ -55,16 +55,24 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
         _remove_furniture(body, text, result, limits.include_hidden, fallback)
         text, links = _text_counts(body)
         roots = main_content(body, text, links)
-        kept = kept_chars(roots, text)
+        kept = sum(text[root] for root in roots)
         if kept >= MIN_KEPT or kept >= MIN_SHARE * seen:
             break
+    stated = _stated_body(article_body(data, encoding), kept)
+    if stated and one_caption(roots, text):  # a teaser's photo caption (SCMP, shown twice):
+        roots = [body]  # the headline and standfirst the page shows are read too
     outside = _parts_outside(body, roots, text)
     if outside:
         result.skipped["outside_main"] = len(outside)
         result.chars_skipped += sum(text[part] for part in outside)
     for root in roots:
         result.blocks += html_blocks(root, result.blocks)
-    _add_stated_body(result, article_body(data, encoding), kept)
+    if stated:
+        result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=p) for p in stated]
+        chars = sum(visible_chars(p) for p in stated)
+        result.chars_seen = (result.chars_seen or 0) + chars
+        result.warnings.append(f"the page shows {kept} characters of its article; the "
+                               f"{chars} of the body its JSON-LD states were read")
     h1 = next((b.text for b in result.blocks if b.kind == BlockKind.HEADING and b.level == 1),
               "")
     page_title = _site_name_removed(_text(tree.find("head/title")))
@@ -75,17 +83,11 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     return result
 
 
-def _add_stated_body(result: ParseResult, stated: str, kept: int) -> None:
-    """The article body the page states in its JSON-LD (ingest.parse.jsonld), after what the
-    page shows, when what it shows is a teaser: less than TEASER of the stated body."""
-    paragraphs = [one_line(p) for p in normalize(stated).split("\n")]
-    chars = sum(visible_chars(p) for p in paragraphs)
-    if kept >= TEASER * chars:
-        return
-    result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=p) for p in paragraphs if p]
-    result.chars_seen = (result.chars_seen or 0) + chars
-    result.warnings.append(f"the page shows {kept} characters of its article; the "
-                           f"{chars} of the body its JSON-LD states were read")
+def _stated_body(stated: str, kept: int) -> list[str]:
+    """The paragraphs of the article body the page states in its JSON-LD (ingest.parse.jsonld)
+    when what the page shows of it is a teaser: less than TEASER of its characters."""
+    paragraphs = [one_line(p) for p in normalize(stated).split("\n") if p]
+    return paragraphs if kept < TEASER * sum(visible_chars(p) for p in paragraphs) else []
 
 
 def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
