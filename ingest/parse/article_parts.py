@@ -95,7 +95,7 @@ def _captions(body: html.HtmlElement, roots: list[html.HtmlElement], order: dict
                 found and found[-1] in element.iterancestors()):
             continue
         if element.tag != "figcaption" and not (
-                (is_pull_quote(element) or (is_caption(element) and _pictured(element)))
+                (is_pull_quote(element) or (is_caption(element) and pictured(element)))
                 and 0 < text.get(element, 0) <= MAX_CAPTION
                 and 2 * links.get(element, 0) <= text.get(element, 0)
                 and not any(up.tag == "a" for up in element.iterancestors())):
@@ -118,7 +118,7 @@ def is_pull_quote(element: html.HtmlElement) -> bool:
     return any(_PULL_QUOTE.search(word) for word in (element.get("class") or "").split())
 
 
-def _pictured(caption: html.HtmlElement) -> bool:
+def pictured(caption: html.HtmlElement) -> bool:
     """A picture lies in the caption's box or the box around it."""
     box = caption.getparent()
     up = box.getparent() if box is not None else None

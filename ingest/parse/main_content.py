@@ -19,8 +19,9 @@ preformatted text read as on any page. A block mostly of link text is left out a
 unless it is a story's sentence that starts in its own words ("He faces <a>a charge of …</a>.";
 measured on newspaper's and Zyte's saved news pages, bench/html_sets). A page where less than
 MIN_KEPT characters and less than MIN_SHARE of its text are kept (a news page once came out as
-8 characters) is read whole. A story a magazine cuts into boxes of one kind between its ads,
-of which trafilatura finds only the first, is read on in the boxes that follow.
+8 characters) is read whole. A story a magazine cuts into boxes of
+one kind between its ads, of which trafilatura finds only the first, is read on in the boxes that
+follow.
 Parts of the article trafilatura leaves out but a reader asks about (captions, datelines,
 infoboxes, contents) are added by their kind (ingest.parse.article_parts).
 """
@@ -32,7 +33,7 @@ import logging
 import trafilatura
 from lxml import etree, html
 
-from ingest.parse.article_parts import article_parts, text_before
+from ingest.parse.article_parts import MAX_CAPTION, article_parts, pictured, text_before
 from ingest.parse.html_text import is_block
 
 Counts = dict[html.HtmlElement, int]
@@ -79,6 +80,13 @@ def main_content(body: html.HtmlElement, text: Counts, links: Counts
         return [body]
     chosen = {*roots, *article_parts(body, roots, text, links)}
     return _outermost([e for e in body.iter(etree.Element) if e in chosen])
+
+
+def one_caption(roots: list[html.HtmlElement], text: Counts) -> bool:
+    """What was kept is one picture's caption (shown once or more), not an article."""
+    said = {_key(root.text_content()) for root in roots}
+    return len(said) == 1 and all(
+        text.get(root, 0) <= MAX_CAPTION and pictured(root) for root in roots)
 
 
 def _continued(roots: list[html.HtmlElement], text: Counts, links: Counts

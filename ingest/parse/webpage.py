@@ -13,15 +13,17 @@ import re
 
 from lxml import etree, html
 
-from ingest.models import BlockKind
+from ingest.models import Block, BlockKind
 from ingest.parse.article_parts import is_caption
 from ingest.parse.coverage import visible_chars
 from ingest.parse.encoding import html_encoding
 from ingest.parse.html_text import alt_text, html_blocks, one_line, read_html
-from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content
+from ingest.parse.jsonld import article_body
+from ingest.parse.main_content import MIN_KEPT, MIN_SHARE, main_content, one_caption
 from ingest.parse.result import ParseLimits, ParseResult
 from ingest.text import normalize
 
+TEASER = 0.5  # of the JSON-LD body's characters: a page showing less shows a teaser
 _SECTIONING = {"article", "section", "main"}  # a header or footer inside one belongs to it
 # Class, id or aria-label words naming page furniture, and the kind counted in `skipped`.
 _NAMED = ((re.compile(r"breadcrumb|面包屑", re.I), "navigation"),
@@ -56,12 +58,21 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
         kept = sum(text[root] for root in roots)
         if kept >= MIN_KEPT or kept >= MIN_SHARE * seen:
             break
+    stated = _stated_body(article_body(data, encoding), kept)
+    if stated and one_caption(roots, text):  # a teaser's photo caption (SCMP, shown twice):
+        roots = [body]  # the headline and standfirst the page shows are read too
     outside = _parts_outside(body, roots, text)
     if outside:
         result.skipped["outside_main"] = len(outside)
         result.chars_skipped += sum(text[part] for part in outside)
     for root in roots:
         result.blocks += html_blocks(root, result.blocks)
+    if stated:
+        result.blocks += [Block(kind=BlockKind.PARAGRAPH, text=p) for p in stated]
+        chars = sum(visible_chars(p) for p in stated)
+        result.chars_seen = (result.chars_seen or 0) + chars
+        result.warnings.append(f"the page shows {kept} characters of its article; the "
+                               f"{chars} of the body its JSON-LD states were read")
     h1 = next((b.text for b in result.blocks if b.kind == BlockKind.HEADING and b.level == 1),
               "")
     page_title = _site_name_removed(_text(tree.find("head/title")))
@@ -70,6 +81,13 @@ def parse_html(data: bytes, limits: ParseLimits) -> ParseResult:
     elif page_title:
         result.title, result.title_source = page_title, "html title"
     return result
+
+
+def _stated_body(stated: str, kept: int) -> list[str]:
+    """The paragraphs of the article body the page states in its JSON-LD (ingest.parse.jsonld)
+    when what the page shows of it is a teaser: less than TEASER of its characters."""
+    paragraphs = [one_line(p) for p in normalize(stated).split("\n") if p]
+    return paragraphs if kept < TEASER * sum(visible_chars(p) for p in paragraphs) else []
 
 
 def _text_counts(root: html.HtmlElement) -> tuple[Counts, Counts]:
