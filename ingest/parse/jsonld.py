@@ -6,9 +6,8 @@ none of it (trafilatura's SCMP page: 1,036 characters shown, 4,312 in `articleBo
 
 The data is the page's, so hostile: read with `json` from at most MAX_SCRIPTS scripts of at
 most MAX_SCRIPT bytes each, walked without recursion to MAX_ITEMS items; only a string is
-taken, at most MAX_BODY characters, markup in it read as text (a
-paragraph a line). A page stating two different
-bodies (a list of posts) gives none: which one the page is about is not known.
+taken, at most MAX_BODY characters, markup in it read as text (a paragraph a line). A page
+stating two different bodies (a list of posts) gives none: which one it is about is not known.
 """
 
 from __future__ import annotations
