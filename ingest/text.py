@@ -63,23 +63,14 @@ def is_structure_start(line: str) -> bool:
     return any(p.match(line) for p in (PART, CHAPTER, SECTION, ARTICLE, DECIMAL, TOP_NUMBER))
 
 
-# scripts written without spaces between words: Chinese and Japanese (Han, kana, bopomofo, their
-# punctuation and full-width forms), Thai, Lao, Myanmar, Khmer; Korean is joined as before (not
-# measured here)
-_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u2e80-\u9fff"
-                       "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
-
-
 def _spaced(char: str) -> bool:
-    """Whether words of the character's script are parted by spaces: every script but those
-    above (accented Latin, Greek, Cyrillic: "Wulfthryth" and "Ælfthryth" on two lines of a
-    list are two names, not "WulfthrythÆlfthryth")."""
-    return not _UNSPACED.match(char)
+    """Whether words of the character's script are parted by spaces (Latin, Arabic, Hebrew)."""
+    return char.isascii() or unicodedata.name(char, "").startswith(("ARABIC", "HEBREW"))
 
 
 def join_lines(left: str, right: str) -> str:
-    """Join a wrapped line: no space next to a character of a script written without spaces
-    (Chinese, Japanese, Thai …), one space between words of any other."""
+    """Join a wrapped line: no space between CJK characters, one space between Latin, Arabic
+    or Hebrew words."""
     if left and right and _spaced(left[-1]) and _spaced(right[0]):
         return f"{left} {right}"
     return left + right

@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 # as Excel stored them in .xlsb and .xls, SmartArt in decks, a line upside down on an upright
 # page read turned, PDF tables with slanted or turned column names; 0.12: a PDF page whose text
 # layer is not language read by OCR, boxes drawn side by side read one at a time, links the story
-# introduces ("Read more:", "See also") kept, wrapped lines spaced outside CJK/Thai scripts, a
-# teaser page's article from its JSON-LD, no false gutter between a label and its far value
+# introduces ("Read more:", "See also") kept, a teaser page's article from its JSON-LD, no false
+# gutter between a label and its far value
 PARSER_VERSION = "kbflow-parse@0.12"
 # One parser module per format, each behind ingest.parse.result.Parser (module, function). A
 # module is imported when its first file comes: PyMuPDF alone takes about 190 MB of a worker's
